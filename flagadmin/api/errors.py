@@ -1,0 +1,273 @@
+"""The one place that builds error bodies: `{id, name, message, details?}` for every error.
+
+Domain code raises the small `ApiError` subclasses below (or DRF's and Django's own exceptions);
+`exception_handler` turns anything into the contract's body, logs it with its id, and never lets
+SQL, stack traces or secrets reach the client.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.db import OperationalError
+from django.http import Http404, JsonResponse
+from rest_framework import exceptions as drf
+from rest_framework import status
+from rest_framework.response import Response
+
+logger = logging.getLogger("flagadmin.errors")
+
+REQUIRED_TEMPLATE = "The `{path}` property is required. It was not present on the data you sent."
+
+
+class ApiError(drf.APIException):
+    """An error with the contract's `name`. Subclasses set `status_code` and `error_name`."""
+
+    status_code = status.HTTP_500_INTERNAL_SERVER_ERROR
+    error_name = "InternalError"
+    default_detail = "Something went wrong on our side. The error id has been logged."
+
+    def __init__(
+        self,
+        message: str | None = None,
+        *,
+        details: list[dict[str, str]] | None = None,
+        extra: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message or self.default_detail)
+        self.message = str(message or self.default_detail)
+        self.details = details
+        self.extra = dict(extra or {})
+
+
+class ValidationError(ApiError):
+    status_code = status.HTTP_400_BAD_REQUEST
+    error_name = "ValidationError"
+    default_detail = "The request does not conform to the schema."
+
+    @classmethod
+    def for_property(cls, path: str, message: str) -> ValidationError:
+        """A 400 about one property; `message` is a whole sentence naming it."""
+        return cls(message, details=[{"path": path, "message": message}])
+
+
+class AuthenticationRequired(ApiError):
+    status_code = status.HTTP_401_UNAUTHORIZED
+    error_name = "AuthenticationRequired"
+    default_detail = (
+        "You must authenticate to use this API. Send an API token in the `Authorization` "
+        "header (the whole header value is the token; a leading `Bearer ` is accepted)."
+    )
+
+
+class NoAccessError(ApiError):
+    status_code = status.HTTP_403_FORBIDDEN
+    error_name = "NoAccessError"
+
+    def __init__(self, permission: str, environment: str | None = None, message: str | None = None):
+        text = message or (
+            "You don't have the required permissions to perform this operation. To perform "
+            f'this action, you need the "{permission}" permission'
+            + (f' in the "{environment}" environment.' if environment else ".")
+        )
+        super().__init__(text, extra={"permissions": [permission]})
+
+
+class NotFoundError(ApiError):
+    status_code = status.HTTP_404_NOT_FOUND
+    error_name = "NotFoundError"
+    default_detail = "The resource you asked for does not exist."
+
+
+class MethodNotAllowedError(ApiError):
+    status_code = status.HTTP_405_METHOD_NOT_ALLOWED
+    error_name = "MethodNotAllowedError"
+
+
+class NameExistsError(ApiError):
+    status_code = status.HTTP_409_CONFLICT
+    error_name = "NameExistsError"
+    default_detail = "That name is already taken."
+
+
+class ContentTooLargeError(ApiError):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    error_name = "ContentTooLargeError"
+    default_detail = "The request body is larger than the limit of 100 kB."
+
+
+class ContentTypeError(ApiError):
+    status_code = status.HTTP_415_UNSUPPORTED_MEDIA_TYPE
+    # Spelled exactly as the specification names it.
+    error_name = "ContentTypeerror"
+
+    def __init__(self, provided: str | None) -> None:
+        shown = provided if provided else "you didn't provide one"
+        super().__init__(
+            f"We do not accept the content-type you provided ({shown}). Try using one of the "
+            "content-types we do accept instead (application/json) and make sure the body is "
+            "in the corresponding format."
+        )
+
+
+class ServiceUnavailableError(ApiError):
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    error_name = "ServiceUnavailableError"
+    default_detail = "The service is busy or its database is unreachable. Try again shortly."
+
+
+class InternalError(ApiError):
+    pass
+
+
+# --- turning DRF validation trees into the contract's `details` ----------------------------
+
+
+def _value_at(data: Any, parts: list[str]) -> tuple[bool, Any]:
+    for part in parts:
+        if isinstance(data, Mapping) and part in data:
+            data = data[part]
+        elif isinstance(data, list) and part.isdigit() and int(part) < len(data):
+            data = data[int(part)]
+        else:
+            return False, None
+    return True, data
+
+
+def _walk(tree: Any, parts: list[str]) -> Iterable[tuple[list[str], drf.ErrorDetail]]:
+    if isinstance(tree, Mapping):
+        for key, sub in tree.items():
+            if key in ("non_field_errors", drf.api_settings.NON_FIELD_ERRORS_KEY):
+                yield from _walk(sub, parts)
+            else:
+                yield from _walk(sub, [*parts, str(key)])
+    elif isinstance(tree, list):
+        if all(isinstance(item, str) for item in tree):
+            for item in tree:
+                yield parts, item
+        else:
+            for index, sub in enumerate(tree):
+                if sub:  # DRF puts {} at list positions without errors
+                    yield from _walk(sub, [*parts, str(index)])
+    else:
+        yield parts, tree
+
+
+def validation_details(tree: Any, data: Any, location: str = "body") -> list[dict[str, str]]:
+    """One `{path, message}` per failure; each message is a sentence that names the property.
+
+    Field messages are either whole sentences (starting with "The ") or predicates such as
+    "must be boolean", which are framed as "The `/body/x` property must be boolean. You sent …".
+    """
+    details = []
+    for parts, error in _walk(tree, []):
+        path = "/" + "/".join([location, *parts])
+        code = getattr(error, "code", None)
+        text = str(error).rstrip(".")
+        if code == "required":
+            message = REQUIRED_TEMPLATE.format(path=path)
+        elif text.startswith("The "):
+            message = text + "."
+        else:
+            found, value = _value_at(data, parts)
+            sent = f" You sent {json.dumps(value, ensure_ascii=False)}." if found else ""
+            message = f"The `{path}` property {text}.{sent}"
+        details.append({"path": path, "message": message})
+    return details
+
+
+def _request_data(context: Mapping[str, Any]) -> Any:
+    request = context.get("request")
+    try:
+        return request.data if request is not None else None
+    except Exception:  # the body itself was the problem (malformed JSON): nothing to quote
+        return None
+
+
+def _to_api_error(exc: Exception, context: Mapping[str, Any]) -> ApiError:
+    if isinstance(exc, ApiError):
+        return exc
+    if isinstance(exc, drf.ValidationError):
+        details = validation_details(exc.detail, _request_data(context))
+        if not details:
+            return ValidationError()
+        message = " ".join(d["message"] for d in details)
+        return ValidationError(message, details=details)
+    if isinstance(exc, drf.ParseError):
+        return ValidationError(
+            f"The request body is not valid JSON: {exc.detail}",
+            details=[{"path": "/body", "message": f"The body is not valid JSON: {exc.detail}"}],
+        )
+    if isinstance(exc, drf.NotAuthenticated | drf.AuthenticationFailed):
+        return AuthenticationRequired()
+    if isinstance(exc, drf.PermissionDenied | DjangoPermissionDenied):
+        return NoAccessError("ADMIN")
+    if isinstance(exc, drf.NotFound | Http404):
+        return NotFoundError(str(exc) or None)
+    if isinstance(exc, drf.MethodNotAllowed):
+        request = context.get("request")
+        method = request.method if request is not None else "This method"
+        return MethodNotAllowedError(f"{method} is not allowed on this path.")
+    if isinstance(exc, drf.UnsupportedMediaType):
+        request = context.get("request")
+        return ContentTypeError(request.content_type if request is not None else None)
+    if isinstance(exc, drf.Throttled):
+        error = ApiError("Too many requests. Try again later.")
+        error.status_code = status.HTTP_429_TOO_MANY_REQUESTS
+        error.error_name = "TooManyRequestsError"
+        return error
+    if isinstance(exc, OperationalError) and "locked" in str(exc).lower():
+        # SQLite waited its whole busy timeout for the write lock: a busy server, not a bug.
+        return ServiceUnavailableError()
+    if isinstance(exc, drf.APIException):
+        error = ApiError(str(exc.detail))
+        error.status_code = exc.status_code
+        error.error_name = type(exc).__name__
+        return error
+    return InternalError()
+
+
+def error_body(error: ApiError) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "id": str(uuid.uuid4()),
+        "name": error.error_name,
+        "message": error.message,
+    }
+    if error.details:
+        body["details"] = error.details
+    body.update(error.extra)
+    return body
+
+
+def exception_handler(exc: Exception, context: Mapping[str, Any]):
+    """DRF's EXCEPTION_HANDLER: every exception becomes the contract's error body."""
+
+    error = _to_api_error(exc, context)
+    body = error_body(error)
+    if error.status_code >= 500:
+        logger.error(
+            "error %s: %s %s", body["id"], error.error_name, type(exc).__name__, exc_info=exc
+        )
+    else:
+        logger.info("error %s: %s %s", body["id"], error.error_name, error.message)
+    response = Response(body, status=error.status_code)
+    if error.status_code == status.HTTP_401_UNAUTHORIZED:
+        response["WWW-Authenticate"] = 'ApiKey realm="api", header="Authorization"'
+    # Whatever failed, nothing of it may be committed by an enclosing atomic block.
+    from rest_framework.views import set_rollback  # rest_framework.views imports this module
+
+    set_rollback()
+    return response
+
+
+def json_error_response(error: ApiError) -> JsonResponse:
+    """For the few places outside DRF views (Django handlers, middleware)."""
+    body = error_body(error)
+    if error.status_code >= 500:
+        logger.error("error %s: %s", body["id"], error.error_name)
+    return JsonResponse(body, status=error.status_code)

@@ -1,0 +1,103 @@
+"""Serializer fields with JSON's strict types: a string field takes a string, a boolean field
+`true`/`false`, an integer field an integer. DRF's own fields coerce ("1" -> 1, 1 -> "1"), which
+the contract forbids. Messages are predicates; the error handler frames them as
+"The `/body/x` property must be boolean. You sent "yes"."
+"""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+
+class StrictCharField(serializers.CharField):
+    default_error_messages = {
+        "invalid": "must be string",
+        "blank": "must NOT have fewer than 1 characters",
+        "max_length": "must NOT have more than {max_length} characters",
+        "min_length": "must NOT have fewer than {min_length} characters",
+        "null": "must be string",
+    }
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("trim_whitespace", False)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictBooleanField(serializers.BooleanField):
+    default_error_messages = {"invalid": "must be boolean", "null": "must be boolean"}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, bool):
+            self.fail("invalid")
+        return data
+
+
+class StrictIntegerField(serializers.IntegerField):
+    default_error_messages = {
+        "invalid": "must be integer",
+        "null": "must be integer",
+        "max_value": "must be <= {max_value}",
+        "min_value": "must be >= {min_value}",
+        "max_string_length": "must be integer",
+    }
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictNumberField(serializers.FloatField):
+    default_error_messages = {
+        "invalid": "must be number",
+        "null": "must be number",
+        "max_value": "must be <= {max_value}",
+        "min_value": "must be >= {min_value}",
+    }
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int | float):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictChoiceField(serializers.ChoiceField):
+    """Enum field whose message lists the allowed values, as Unleash's does."""
+
+    def __init__(self, choices, **kwargs):
+        super().__init__(choices, **kwargs)
+        allowed = ", ".join(f'"{c}"' for c in self.choices)
+        self.error_messages["invalid_choice"] = (
+            f"must be equal to one of the allowed values: {allowed}"
+        )
+        self.error_messages["null"] = f"must be equal to one of the allowed values: {allowed}"
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid_choice", input=data)
+        return super().to_internal_value(data)
+
+
+class StrictListField(serializers.ListField):
+    default_error_messages = {
+        "not_a_list": "must be array",
+        "null": "must be array",
+        "min_length": "must NOT have fewer than {min_length} items",
+        "max_length": "must NOT have more than {max_length} items",
+        "empty": "must NOT have fewer than 1 items",
+    }
+
+
+class StrictDictField(serializers.DictField):
+    default_error_messages = {"not_a_dict": "must be object", "null": "must be object"}
+
+
+class StrictSerializer(serializers.Serializer):
+    """Base for request serializers: a non-object body or nested value is "must be object"."""
+
+    default_error_messages = {"invalid": "must be object", "null": "must be object"}

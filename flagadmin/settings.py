@@ -1,0 +1,221 @@
+"""Settings for flagadmin, read from the environment with safe defaults for local use.
+
+Every variable is listed in `.env.example`. A `.env` file in the project folder is read too
+(without overriding variables that are already set), so `scripts/serve` can keep a generated
+SECRET_KEY between runs.
+"""
+
+import os
+from pathlib import Path
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def _load_dotenv(path: Path) -> None:
+    if not path.is_file():
+        return
+    for raw in path.read_text().splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        key, value = line.split("=", 1)
+        os.environ.setdefault(key.strip(), value.strip().strip("'\""))
+
+
+_load_dotenv(BASE_DIR / ".env")
+
+
+def env_bool(name: str, default: bool = False) -> bool:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_list(name: str, default: str = "") -> list[str]:
+    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+def database_from_url(url: str) -> dict:
+    """`sqlite:///path` or `postgres://user:pass@host:port/name?opt=v` as a DATABASES entry."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme == "sqlite":
+        # sqlite:///relative.db and sqlite:////absolute/path.db, as most tools spell them.
+        path = unquote(parts.path[1:] if parts.path.startswith("/") else parts.path)
+        name = path if path and path != ":memory:" else ":memory:"
+        if name != ":memory:" and not os.path.isabs(name):
+            name = str(BASE_DIR / name)
+        return sqlite_database(name)
+    if scheme in {"postgres", "postgresql", "pgsql"}:
+        options = {key: values[-1] for key, values in parse_qs(parts.query).items()}
+        return {
+            "ENGINE": "django.db.backends.postgresql",
+            "NAME": unquote(parts.path.lstrip("/")),
+            "USER": unquote(parts.username or ""),
+            "PASSWORD": unquote(parts.password or ""),
+            "HOST": parts.hostname or "",
+            "PORT": str(parts.port or ""),
+            # Keep connections between requests; check them before reuse.
+            "CONN_MAX_AGE": int(os.environ.get("DB_CONN_MAX_AGE", "60")),
+            "CONN_HEALTH_CHECKS": True,
+            "OPTIONS": options,
+        }
+    raise ImproperlyConfigured(f"DATABASE_URL scheme {scheme!r} is not supported")
+
+
+def sqlite_database(name: str) -> dict:
+    return {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": name,
+        "OPTIONS": {
+            # Writers queue for the lock instead of failing with "database is locked":
+            # IMMEDIATE takes the write lock when a transaction starts (no upgrade deadlock),
+            # WAL lets readers run beside one writer, and the timeout is how long a writer waits.
+            "transaction_mode": "IMMEDIATE",
+            "timeout": 30,
+            "init_command": (
+                "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;"
+            ),
+        },
+    }
+
+
+DEBUG = env_bool("DEBUG")
+SECRET_KEY = os.environ.get("SECRET_KEY", "")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            "SECRET_KEY must be set unless DEBUG is on (scripts/serve writes one to .env)."
+        )
+    SECRET_KEY = "insecure-local-debug-key-do-not-use-in-production"
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
+# Base of every URL the service hands out about itself (SAML entity id, callback); never the
+# request's Host header, which a client controls.
+PUBLIC_BASE_URL = os.environ.get("PUBLIC_BASE_URL", "http://127.0.0.1:8000").rstrip("/")
+
+DATABASES = {
+    "default": database_from_url(os.environ.get("DATABASE_URL", "sqlite:///db.sqlite3")),
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "djangosaml2",
+    "flagadmin",
+    "groups",
+    "projects",
+    "features",
+    "auth_saml",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "djangosaml2.middleware.SamlSessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "flagadmin.urls"
+WSGI_APPLICATION = "flagadmin.wsgi.application"
+ASGI_APPLICATION = "flagadmin.asgi.application"
+APPEND_SLASH = False
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+AUTH_USER_MODEL = "flagadmin.User"
+AUTHENTICATION_BACKENDS = ["django.contrib.auth.backends.ModelBackend"]
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "var" / "static"
+
+# Unleash's body limit: 100 kB. Bigger bodies get 413 ContentTooLargeError.
+MAX_REQUEST_BODY_BYTES = 100 * 1024
+DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BODY_BYTES
+
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", PUBLIC_BASE_URL.startswith("https://"))
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+
+REST_FRAMEWORK = {
+    # The token class comes first so that a call without credentials is a 401, not a 403.
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "flagadmin.api.authentication.ApiTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["flagadmin.api.permissions.AdminApiPrincipal"],
+    "DEFAULT_PARSER_CLASSES": ["flagadmin.api.parsers.StrictJSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "flagadmin.api.errors.exception_handler",
+    "UNAUTHENTICATED_USER": None,
+    "COERCE_DECIMAL_TO_STRING": False,
+    "DATETIME_FORMAT": "iso-8601",
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "flagadmin admin API",
+    "DESCRIPTION": (
+        "The Unleash-compatible administration API of flagadmin. Every error answers "
+        "`{id, name, message, details?}`. Authenticate with an API token in the "
+        "`Authorization` header (a leading `Bearer ` is accepted)."
+    ),
+    "VERSION": "1.0.0",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SCHEMA_PATH_PREFIX": r"/api/admin",
+    "ENUM_NAME_OVERRIDES": {},
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums"],
+}
+
+# API tokens from the environment, created at start-up if missing (idempotent).
+INIT_ADMIN_API_TOKENS = env_list("INIT_ADMIN_API_TOKENS")
+INIT_CLIENT_API_TOKENS = env_list("INIT_CLIENT_API_TOKENS")
+# How often a token's last_used_at is written at most (seconds); never on every request.
+TOKEN_LAST_USED_RESOLUTION = int(os.environ.get("TOKEN_LAST_USED_RESOLUTION", "300"))
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "loggers": {"django.request": {"level": "ERROR"}, "saml2": {"level": "WARNING"}},
+}

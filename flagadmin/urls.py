@@ -1,0 +1,30 @@
+"""Root URLs: the admin API, the SAML sign-in, the OpenAPI document, health, the Django admin."""
+
+from django.contrib import admin
+from django.urls import include, path, re_path
+from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
+
+from flagadmin.api.views import HealthView, ReadyView, UnknownApiPathView
+
+api_admin = [
+    path("", include("flagadmin.api.urls")),
+    path("", include("projects.urls")),
+    path("", include("features.urls")),
+    path("", include("groups.urls")),
+    path("", include("auth_saml.urls")),
+]
+
+urlpatterns = [
+    path("api/admin/", include(api_admin)),
+    # Everything else under /api/: 401 without credentials, then 404 NotFoundError.
+    re_path(r"^api(?:/.*)?$", UnknownApiPathView.as_view()),
+    path("auth/saml/", include("auth_saml.sso_urls")),
+    path("health", HealthView.as_view(), name="health"),
+    path("ready", ReadyView.as_view(), name="ready"),
+    path("docs/openapi.json", SpectacularJSONAPIView.as_view(), name="openapi-schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="openapi-schema"), name="swagger-ui"),
+    path("admin/", admin.site.urls),
+]
+
+handler404 = "flagadmin.api.views.not_found_handler"
+handler500 = "flagadmin.api.views.server_error_handler"

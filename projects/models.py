@@ -1,0 +1,151 @@
+"""Projects, environments, and who holds which project role."""
+
+from django.conf import settings
+from django.db import models
+from django.db.models.functions import Lower
+from django.utils import timezone
+
+from flagadmin.models import Role
+from groups.models import Group
+
+
+class EnvironmentType(models.TextChoices):
+    DEVELOPMENT = "development", "Development"
+    TEST = "test", "Test"
+    PREPRODUCTION = "preproduction", "Pre-production"
+    PRODUCTION = "production", "Production"
+
+
+class Environment(models.Model):
+    name = models.CharField(max_length=100, primary_key=True)
+    type = models.CharField(max_length=32, choices=EnvironmentType.choices)
+    sort_order = models.IntegerField(default=9999)
+    enabled = models.BooleanField(default=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["sort_order", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ProjectMode(models.TextChoices):
+    OPEN = "open", "Open"
+    PROTECTED = "protected", "Protected"
+    PRIVATE = "private", "Private"
+
+
+class Project(models.Model):
+    id = models.CharField(max_length=100, primary_key=True)
+    name = models.CharField(max_length=255)
+    description = models.TextField(null=True, blank=True)
+    mode = models.CharField(max_length=16, choices=ProjectMode.choices, default=ProjectMode.OPEN)
+    default_stickiness = models.CharField(max_length=100, default="default")
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(null=True, blank=True)
+    archived_at = models.DateTimeField(null=True, blank=True)
+    environments = models.ManyToManyField(
+        Environment, through="ProjectEnvironment", related_name="projects"
+    )
+
+    class Meta:
+        # The list's order, the same on SQLite and PostgreSQL whatever the collation.
+        ordering = [Lower("name"), "id"]
+        indexes = [
+            models.Index(Lower("name"), "id", name="project_name_ci"),
+            models.Index(fields=["archived_at"], name="project_archived_at"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ProjectEnvironment(models.Model):
+    """An environment enabled in a project: new flags get one entry per such environment."""
+
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="project_environments"
+    )
+    environment = models.ForeignKey(
+        Environment, on_delete=models.CASCADE, related_name="project_environments"
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "environment"], name="project_environment_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.project_id}/{self.environment_id}"
+
+
+class ProjectRoleAssignment(models.Model):
+    """A project role (Owner, Member, custom) held by a user or by a group in one project."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="role_assignments")
+    role = models.ForeignKey(Role, on_delete=models.CASCADE, related_name="project_assignments")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="project_assignments",
+    )
+    group = models.ForeignKey(
+        Group,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="project_assignments",
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(
+                    models.Q(user__isnull=False, group__isnull=True)
+                    | models.Q(user__isnull=True, group__isnull=False)
+                ),
+                name="project_role_user_xor_group",
+            ),
+            models.UniqueConstraint(
+                fields=["project", "role", "user"],
+                condition=models.Q(user__isnull=False),
+                name="project_role_user_unique",
+            ),
+            models.UniqueConstraint(
+                fields=["project", "role", "group"],
+                condition=models.Q(group__isnull=False),
+                name="project_role_group_unique",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["project", "role"], name="project_role_project_role"),
+            models.Index(fields=["user"], name="project_role_user"),
+            models.Index(fields=["group"], name="project_role_group"),
+        ]
+
+    def __str__(self) -> str:
+        holder = self.user or self.group
+        return f"{holder} is {self.role} of {self.project_id}"
+
+
+class FavoriteProject(models.Model):
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="favorite_projects"
+    )
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="favorites")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "project"], name="favorite_project_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} ♥ {self.project_id}"

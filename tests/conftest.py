@@ -1,0 +1,75 @@
+"""Fixtures: an API client per kind of principal (anonymous, admin token, client token,
+Viewer/Editor/Admin personal tokens)."""
+
+from __future__ import annotations
+
+import pytest
+from rest_framework.test import APIClient
+
+from flagadmin.models import Role, TokenType
+from tests.factories import UserFactory, make_token
+
+
+def _client_with(token: str) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=token)
+    return client
+
+
+@pytest.fixture
+def anon_client() -> APIClient:
+    return APIClient()
+
+
+@pytest.fixture
+def admin_token(db) -> str:
+    return make_token(TokenType.ADMIN, name="admin-tok")[1]
+
+
+@pytest.fixture
+def admin_client(admin_token) -> APIClient:
+    return _client_with(admin_token)
+
+
+@pytest.fixture
+def client_token_client(db) -> APIClient:
+    return _client_with(make_token(TokenType.CLIENT, projects=["default"])[1])
+
+
+def _personal_client(role_id: int) -> APIClient:
+    user = UserFactory(root_role_id=role_id)
+    client = _client_with(make_token(TokenType.PERSONAL, user=user)[1])
+    client.user = user
+    return client
+
+
+@pytest.fixture
+def viewer_client(db) -> APIClient:
+    """A Viewer's personal access token; `.user` is the user."""
+    return _personal_client(Role.VIEWER)
+
+
+@pytest.fixture
+def editor_client(db) -> APIClient:
+    """An Editor's personal access token; `.user` is the user."""
+    return _personal_client(Role.EDITOR)
+
+
+@pytest.fixture
+def admin_user_client(db) -> APIClient:
+    """An Admin's personal access token; `.user` is the user."""
+    return _personal_client(Role.ADMIN)
+
+
+def assert_error(response, status: int, name: str) -> dict:
+    """The contract's error body: status, JSON, a UUID id, the name and a message."""
+    import uuid
+
+    assert response.status_code == status, response.content
+    assert response["Content-Type"].startswith("application/json")
+    body = response.json()
+    assert body["name"] == name
+    assert isinstance(body["message"], str)
+    assert body["message"]
+    uuid.UUID(body["id"], version=4)
+    return body
