@@ -65,3 +65,37 @@ def error_responses(*statuses: int) -> dict[int, OpenApiResponse]:
         code: OpenApiResponse(response=ErrorSerializer, description=ERROR_DESCRIPTIONS[code])
         for code in wanted
     }
+
+
+def drop_request_suffix(result: dict, generator, request, public) -> dict:
+    """Postprocessing hook: name request components as the specification does.
+
+    With COMPONENT_SPLIT_REQUEST, drf-spectacular names every request component `<name>Request`
+    (`createFeatureSchemaRequest`). Where no response component of the plain name exists, the
+    suffix is dropped so the document says `createFeatureSchema`, as the specification does."""
+    schemas = result.get("components", {}).get("schemas", {})
+    renames = {
+        name: name[: -len("Request")]
+        for name in schemas
+        if name.endswith("Request") and name[: -len("Request")] not in schemas
+    }
+    if not renames:
+        return result
+    for old, new in renames.items():
+        schemas[new] = schemas.pop(old)
+    prefix = "#/components/schemas/"
+    refs = {prefix + old: prefix + new for old, new in renames.items()}
+
+    def rewrite(node):
+        if isinstance(node, dict):
+            return {
+                key: refs.get(value, value) if key == "$ref" else rewrite(value)
+                for key, value in node.items()
+            }
+        if isinstance(node, list):
+            return [rewrite(item) for item in node]
+        return node
+
+    result = rewrite(result)
+    result["components"]["schemas"] = dict(sorted(result["components"]["schemas"].items()))
+    return result

@@ -201,8 +201,11 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "SERVE_INCLUDE_SCHEMA": False,
     "SCHEMA_PATH_PREFIX": r"/api/admin",
-    "ENUM_NAME_OVERRIDES": {},
-    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums"],
+    "ENUM_NAME_OVERRIDES": {"ApiTokenTypeEnum": ["admin", "client"]},
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "flagadmin.schema.drop_request_suffix",
+    ],
 }
 
 # API tokens from the environment, created at start-up if missing (idempotent).

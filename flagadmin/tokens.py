@@ -31,6 +31,19 @@ def token_prefix(token_type: str, projects: list[str] | None = None, environment
     return f"{project}:{environment}"
 
 
+def assign_secret(token: ApiToken, secret: str | None = None) -> str:
+    """Give an unsaved token its prefix and the digest of a new secret; return the plaintext,
+    which the caller shows once and never stores. Used by `issue_token` and the Django admin."""
+    projects = [p for p in token.project.split(",") if p] or ["*"]
+    token.prefix = token_prefix(token.type, projects, token.environment)
+    if token.type == TokenType.PERSONAL:
+        plaintext = f"user:{secret or new_secret()}"
+    else:
+        plaintext = f"{token.prefix}.{secret or new_secret()}"
+    token.digest = ApiToken.digest_of(plaintext)
+    return plaintext
+
+
 def issue_token(
     *,
     name: str,
@@ -43,22 +56,17 @@ def issue_token(
     secret: str | None = None,
 ) -> tuple[ApiToken, str]:
     """Create a token and return it with its plaintext, which is never stored nor shown again."""
-    prefix = token_prefix(token_type, projects, environment)
-    if token_type == TokenType.PERSONAL:
-        plaintext = f"user:{secret or new_secret()}"
-    else:
-        plaintext = f"{prefix}.{secret or new_secret()}"
-    token = ApiToken.objects.create(
+    token = ApiToken(
         name=name,
         type=token_type,
-        prefix=prefix,
-        digest=ApiToken.digest_of(plaintext),
         user=user,
         project=",".join(projects or ["*"]),
-        environment="*" if token_type != TokenType.CLIENT else environment,
+        environment=environment if token_type == TokenType.CLIENT else "*",
         expires_at=expires_at,
         created_by=created_by,
     )
+    plaintext = assign_secret(token, secret)
+    token.save()
     return token, plaintext
 
 

@@ -19,6 +19,7 @@ from django.http import Http404, JsonResponse
 from rest_framework import exceptions as drf
 from rest_framework import status
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 
 logger = logging.getLogger("flagadmin.errors")
 
@@ -142,7 +143,7 @@ def _value_at(data: Any, parts: list[str]) -> tuple[bool, Any]:
 def _walk(tree: Any, parts: list[str]) -> Iterable[tuple[list[str], drf.ErrorDetail]]:
     if isinstance(tree, Mapping):
         for key, sub in tree.items():
-            if key in ("non_field_errors", drf.api_settings.NON_FIELD_ERRORS_KEY):
+            if key in ("non_field_errors", api_settings.NON_FIELD_ERRORS_KEY):
                 yield from _walk(sub, parts)
             else:
                 yield from _walk(sub, [*parts, str(key)])

@@ -6,6 +6,10 @@ the contract forbids. Messages are predicates; the error handler frames them as
 
 from __future__ import annotations
 
+from datetime import UTC
+
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from rest_framework import serializers
 
 
@@ -101,3 +105,41 @@ class StrictSerializer(serializers.Serializer):
     """Base for request serializers: a non-object body or nested value is "must be object"."""
 
     default_error_messages = {"invalid": "must be object", "null": "must be object"}
+
+
+class StrictDateTimeField(serializers.DateTimeField):
+    """An RFC 3339 date-time given as a JSON string (a missing offset means UTC).
+
+    With `future=True` the instant must lie ahead: an expiry in the past would make a token that
+    is dead on arrival, which is never what the caller meant."""
+
+    default_error_messages = {
+        "invalid": 'must match format "date-time"',
+        "null": 'must match format "date-time"',
+        "future": "must be a date-time in the future",
+    }
+
+    def __init__(self, *, future: bool = False, **kwargs):
+        self.future = future
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        try:
+            parsed = parse_datetime(data.strip())
+        except ValueError:
+            parsed = None
+        if parsed is None:
+            self.fail("invalid")
+        if timezone.is_naive(parsed):
+            parsed = parsed.replace(tzinfo=UTC)
+        try:
+            # Years 1 and 9999 with an offset fall outside what a datetime (and the database)
+            # can hold once moved to UTC; that is the caller's bad value, not a server fault.
+            parsed = parsed.astimezone(UTC)
+        except (OverflowError, ValueError):
+            self.fail("invalid")
+        if self.future and parsed <= timezone.now():
+            self.fail("future")
+        return parsed

@@ -5,11 +5,14 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from flagadmin import permissions as perms
+from flagadmin import services
 from flagadmin.api.errors import (
     ContentTooLargeError,
     ContentTypeError,
@@ -19,6 +22,22 @@ from flagadmin.api.errors import (
     json_error_response,
 )
 from flagadmin.api.permissions import HasRequiredPermission
+from flagadmin.api.serializers import (
+    ApiTokenSchemaSerializer,
+    ApiTokensSchemaSerializer,
+    CreateApiTokenSchemaSerializer,
+    CreatedApiTokenSchemaSerializer,
+    CreatePatSchemaSerializer,
+    CreateServiceAccountSchemaSerializer,
+    PatSchemaSerializer,
+    ServiceAccountSchemaSerializer,
+)
+from flagadmin.models import AccountType, ApiToken, TokenType, User
+from flagadmin.schema import error_responses
+
+# The largest id a bigint column holds; a bigger one in a URL names nothing (and must not reach
+# the database driver, which would fail on it).
+MAX_ID = 2**63 - 1
 
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 
@@ -65,6 +84,131 @@ class UnknownApiPathView(AdminApiMixin, APIView):
         # Authentication and the admin-API check only: no content-type check on a path
         # that does not exist.
         APIView.initial(self, request, *args, **kwargs)
+
+
+class ApiTokensView(AdminApiMixin, APIView):
+    """Admin and client API tokens. Secrets are shown once, when a token is created."""
+
+    required_permission = perms.ADMIN
+
+    @extend_schema(
+        operation_id="getAllApiTokens",
+        summary="List API tokens",
+        description="Every admin and client token that is not revoked, oldest first. "
+        "Secrets and digests are never shown.",
+        responses={
+            200: OpenApiResponse(ApiTokensSchemaSerializer, description="The tokens."),
+            **error_responses(),
+        },
+    )
+    def get(self, request: Request) -> Response:
+        tokens = ApiToken.objects.filter(
+            type__in=[TokenType.ADMIN, TokenType.CLIENT], revoked_at__isnull=True
+        ).order_by("created_at", "id")
+        return Response({"tokens": ApiTokenSchemaSerializer(tokens, many=True).data})
+
+    @extend_schema(
+        operation_id="createApiToken",
+        summary="Create an API token",
+        description="Creates an admin token (acts as an administrator) or a client token (for "
+        "SDKs; refused on this admin API). The response carries the token in `secret`: it is "
+        "shown this once and only its digest is stored.",
+        request=CreateApiTokenSchemaSerializer,
+        responses={
+            201: OpenApiResponse(
+                CreatedApiTokenSchemaSerializer, description="The token, with its secret."
+            ),
+            **error_responses(400, 413, 415),
+        },
+    )
+    def post(self, request: Request) -> Response:
+        serializer = CreateApiTokenSchemaSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        token, plaintext = services.api_token_create(
+            actor=request.user,
+            name=data["tokenName"],
+            token_type=data["type"],
+            projects=data["projects"],
+            environment=data["environment"],
+            expires_at=data.get("expiresAt"),
+        )
+        body = CreatedApiTokenSchemaSerializer(token, context={"secret": plaintext}).data
+        return Response(body, status=status.HTTP_201_CREATED)
+
+
+class ServiceAccountsView(AdminApiMixin, APIView):
+    """Service accounts: users that cannot sign in and act through personal tokens."""
+
+    required_permission = perms.ADMIN
+
+    @extend_schema(
+        operation_id="createServiceAccount",
+        summary="Create a service account",
+        description="A user with account type `Service Account` that cannot sign in; its "
+        "tokens (see `createServiceAccountToken`) act with its root role.",
+        request=CreateServiceAccountSchemaSerializer,
+        responses={
+            201: OpenApiResponse(
+                ServiceAccountSchemaSerializer, description="The service account."
+            ),
+            **error_responses(400, 409, 413, 415),
+        },
+    )
+    def post(self, request: Request) -> Response:
+        serializer = CreateServiceAccountSchemaSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        account = services.service_account_create(
+            actor=request.user,
+            username=data["username"],
+            name=data["name"],
+            root_role=data["rootRole"],
+        )
+        return Response(
+            ServiceAccountSchemaSerializer(account).data, status=status.HTTP_201_CREATED
+        )
+
+
+class ServiceAccountTokensView(AdminApiMixin, APIView):
+    """Personal access tokens of a service account."""
+
+    required_permission = perms.ADMIN
+
+    @extend_schema(
+        operation_id="createServiceAccountToken",
+        summary="Create a token for a service account",
+        description="The token acts with the service account's root role. The response "
+        "carries it in `secret`: it is shown this once and only its digest is stored.",
+        parameters=[
+            OpenApiParameter(
+                "id", int, OpenApiParameter.PATH, description="Id of the service account."
+            )
+        ],
+        request=CreatePatSchemaSerializer,
+        responses={
+            201: OpenApiResponse(PatSchemaSerializer, description="The token, with its secret."),
+            **error_responses(400, 404, 413, 415),
+        },
+    )
+    def post(self, request: Request, id: int) -> Response:
+        serializer = CreatePatSchemaSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        account = (
+            User.objects.filter(pk=id, account_type=AccountType.SERVICE).first()
+            if id <= MAX_ID
+            else None
+        )
+        if account is None:
+            raise NotFoundError("No service account found")
+        token, plaintext = services.service_account_token_create(
+            actor=request.user,
+            account=account,
+            description=serializer.validated_data["description"],
+            expires_at=serializer.validated_data.get("expiresAt"),
+        )
+        body = PatSchemaSerializer(token, context={"secret": plaintext}).data
+        return Response(body, status=status.HTTP_201_CREATED)
 
 
 @extend_schema(exclude=True)

@@ -1,0 +1,128 @@
+"""Writes of the core: API tokens and service accounts, each with its audit event.
+
+Every function runs in one transaction and records its event in it. Plaintext tokens are
+returned to the caller to show once; they are never stored, logged or put in an event.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.apps import apps
+from django.db import IntegrityError, transaction
+
+from flagadmin.api.errors import NameExistsError
+from flagadmin.audit import record_event
+from flagadmin.models import AccountType, ApiToken, Role, TokenType, User
+from flagadmin.tokens import issue_token
+
+ALL = "*"
+
+
+def unknown_projects(project_ids: list[str]) -> list[str]:
+    """The ids in `project_ids` (other than `*`) that name no project, in the order given.
+
+    The projects app sits above the core, so its model is looked up by name, not imported."""
+    wanted = {p for p in project_ids if p != ALL}
+    if not wanted:
+        return []
+    project_model = apps.get_model("projects", "Project")
+    found = set(project_model.objects.filter(pk__in=wanted).values_list("pk", flat=True))
+    return [p for p in project_ids if p != ALL and p not in found]
+
+
+def environment_exists(name: str) -> bool:
+    environment_model = apps.get_model("projects", "Environment")
+    return environment_model.objects.filter(pk=name).exists()
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _token_event_data(token: ApiToken) -> dict:
+    # What the token can reach, never its secret or digest.
+    return {
+        "id": token.pk,
+        "tokenName": token.name,
+        "type": token.type,
+        "projects": token.project.split(","),
+        "environment": token.environment,
+        "expiresAt": _iso(token.expires_at),
+    }
+
+
+def api_token_create(
+    *,
+    actor: object,
+    name: str,
+    token_type: str,
+    projects: list[str] | None = None,
+    environment: str = ALL,
+    expires_at: datetime | None = None,
+) -> tuple[ApiToken, str]:
+    """Issue an admin or client token (scope already validated by the caller)."""
+    actor_name = getattr(actor, "audit_name", "")
+    with transaction.atomic():
+        token, plaintext = issue_token(
+            name=name,
+            token_type=token_type,
+            projects=projects if token_type == TokenType.CLIENT else None,
+            environment=environment,
+            expires_at=expires_at,
+            created_by=actor_name,
+        )
+        record_event("api-token-created", actor=actor, data=_token_event_data(token))
+    return token, plaintext
+
+
+def service_account_create(*, actor: object, username: str, name: str, root_role: Role) -> User:
+    """A user that acts only through its tokens: no password, no email, so it cannot sign in."""
+    taken = NameExistsError("A user with that username already exists")
+    if User.objects.filter(username__iexact=username).exists():
+        raise taken
+    with transaction.atomic():
+        account = User(
+            username=username,
+            name=name,
+            root_role=root_role,
+            account_type=AccountType.SERVICE,
+        )
+        account.set_unusable_password()
+        try:
+            # A savepoint, so that a concurrent create of the same username is the same 409.
+            with transaction.atomic():
+                account.save()
+        except IntegrityError:
+            raise taken from None
+        record_event(
+            "service-account-created",
+            actor=actor,
+            data={"id": account.pk, "username": username, "name": name, "rootRole": root_role.pk},
+        )
+    return account
+
+
+def service_account_token_create(
+    *, actor: object, account: User, description: str, expires_at: datetime | None
+) -> tuple[ApiToken, str]:
+    """A personal token of `account`: it acts with the account's root role."""
+    with transaction.atomic():
+        token, plaintext = issue_token(
+            name=description,
+            token_type=TokenType.PERSONAL,
+            user=account,
+            expires_at=expires_at,
+            created_by=getattr(actor, "audit_name", ""),
+        )
+        record_event(
+            "service-account-token-created",
+            actor=actor,
+            data={
+                "id": token.pk,
+                "description": description,
+                "userId": account.pk,
+                "expiresAt": _iso(expires_at),
+            },
+        )
+    return token, plaintext
