@@ -123,6 +123,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Serves the admin's CSS/JS under gunicorn with DEBUG off (no separate web server needed).
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "djangosaml2.middleware.SamlSessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -166,6 +168,9 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "var" / "static"
+# WhiteNoise finds the files in the apps themselves, so the admin looks right on a fresh clone
+# without `collectstatic`; files collected into STATIC_ROOT are served as well.
+WHITENOISE_USE_FINDERS = True
 
 # Unleash's body limit: 100 kB. Bigger bodies get 413 ContentTooLargeError.
 MAX_REQUEST_BODY_BYTES = 100 * 1024
