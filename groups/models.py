@@ -26,6 +26,10 @@ class Group(models.Model):
 
     class Meta:
         ordering = ["id"]
+        constraints = [
+            # The API refuses an empty name; the database does too, whoever writes.
+            models.CheckConstraint(condition=~models.Q(name=""), name="group_name_not_empty"),
+        ]
 
     def __str__(self) -> str:
         return self.name

@@ -1,0 +1,80 @@
+"""Django admin of user groups: members inline, SSO mappings, root role, member count."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.db.models import Count, QuerySet
+from django.http import HttpRequest
+
+from groups.models import Group, GroupMembership
+
+
+class GroupMembershipInline(admin.TabularInline):
+    model = GroupMembership
+    extra = 0
+    fields = ["user", "joined_at", "created_by", "added_by_sso"]
+    readonly_fields = ["joined_at", "created_by", "added_by_sso"]
+    raw_id_fields = ["user"]
+    verbose_name = "member"
+    verbose_name_plural = "members"
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[GroupMembership]:
+        return super().get_queryset(request).select_related("user")
+
+
+class MemberCountFilter(admin.SimpleListFilter):
+    title = "members"
+    parameter_name = "members"
+
+    def lookups(self, request, model_admin):
+        return [("none", "No members"), ("some", "With members")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "none":
+            return queryset.filter(user_count=0)
+        if self.value() == "some":
+            return queryset.filter(user_count__gt=0)
+        return queryset
+
+
+@admin.register(Group)
+class GroupAdmin(admin.ModelAdmin):
+    list_display = ["name", "root_role", "user_count", "mappings_sso", "scim_id", "created_at"]
+    list_select_related = ["root_role"]
+    list_filter = ["root_role", MemberCountFilter]
+    search_fields = ["name", "description"]
+    ordering = ["name"]
+    fields = [
+        "name",
+        "description",
+        "mappings_sso",
+        "root_role",
+        "scim_id",
+        "created_by",
+        "created_at",
+    ]
+    readonly_fields = ["created_by", "created_at"]
+    inlines = [GroupMembershipInline]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Group]:
+        # The member count comes from the list's own query, not one query per row.
+        return super().get_queryset(request).annotate(user_count=Count("memberships"))
+
+    @admin.display(description="users", ordering="user_count")
+    def user_count(self, group: Group) -> int:
+        return group.user_count
+
+    def save_model(self, request: HttpRequest, obj: Group, form, change: bool) -> None:
+        if not change and not obj.created_by:
+            obj.created_by = request.user.audit_name
+        super().save_model(request, obj, form, change)
+
+    def save_formset(self, request: HttpRequest, form, formset, change: bool) -> None:
+        # Members added here were added by this admin, by hand (never by SSO).
+        for membership in formset.save(commit=False):
+            if membership.pk is None:
+                membership.created_by = request.user.audit_name
+            membership.save()
+        for removed in formset.deleted_objects:
+            removed.delete()
+        formset.save_m2m()

@@ -1,0 +1,181 @@
+"""Request and response serializers of the groups API (`createGroupSchema`, `groupSchema`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
+from rest_framework import serializers
+
+from flagadmin.api.fields import (
+    StrictCharField,
+    StrictIntegerField,
+    StrictListField,
+    StrictNumberField,
+    StrictSerializer,
+)
+from flagadmin.api.serializers import UserSchemaSerializer
+from flagadmin.models import Role, RoleType, User
+from groups.models import Group, GroupMembership
+
+ROOT_ROLE_TYPES = (RoleType.ROOT, RoleType.ROOT_CUSTOM)
+# Ids are 64-bit: a larger number cannot name a row, and PostgreSQL refuses it in a query.
+MAX_ID = 2**63 - 1
+
+ROOT_ROLE_ID_MESSAGE = (
+    "must be the id of a root role (1 Admin, 2 Editor, 3 Viewer, or a custom root role)"
+)
+
+
+@extend_schema_field({"type": "integer", "nullable": True, "example": 3})
+class RootRoleIdField(StrictNumberField):
+    """A root role's id. The specification types it `number`, so an integral `3.0` is accepted;
+    the value is resolved to the `Role`, and a project role or an unknown id is refused."""
+
+    def to_internal_value(self, data: Any) -> Role:
+        number = super().to_internal_value(data)
+        role = None
+        if float(number).is_integer() and 0 < number <= MAX_ID:
+            role = Role.objects.filter(pk=int(number), type__in=ROOT_ROLE_TYPES).first()
+        if role is None:
+            raise serializers.ValidationError(ROOT_ROLE_ID_MESSAGE, code="invalid")
+        return role
+
+
+@extend_schema_serializer(component_name="createGroupUserIdSchema")
+class GroupUserIdRequestSerializer(StrictSerializer):
+    id = StrictIntegerField(min_value=0, max_value=MAX_ID, help_text="The user's id.")
+
+
+@extend_schema_serializer(component_name="createGroupUserSchema")
+class GroupUserRequestSerializer(StrictSerializer):
+    user = GroupUserIdRequestSerializer(help_text="The user to have in the group.")
+
+
+@extend_schema_serializer(component_name="createGroupSchema")
+class GroupWriteSerializer(StrictSerializer):
+    """The whole group as the client wants it (POST and PUT). An omitted optional field takes
+    its default, so a PUT replaces every detail of the group."""
+
+    name = StrictCharField(max_length=255, help_text="The group's name, unique and non-empty.")
+    description = StrictCharField(
+        required=False,
+        allow_null=True,
+        allow_blank=True,
+        default=None,
+        help_text="What the group is for. Omitted means null.",
+    )
+    mappingsSSO = StrictListField(
+        child=StrictCharField(max_length=255),
+        required=False,
+        default=list,
+        help_text="SSO group names that map to this group (repeats collapse). Omitted means [].",
+    )
+    rootRole = RootRoleIdField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="Id of the root role every member gets through the group: 1 Admin, "
+        "2 Editor, 3 Viewer or a custom root role (a project role is refused). "
+        "Omitted or null means none.",
+    )
+    users = StrictListField(
+        child=GroupUserRequestSerializer(),
+        required=False,
+        default=list,
+        help_text="The members (repeated ids collapse). Omitted means [], i.e. no members.",
+    )
+
+    def validate_mappingsSSO(self, value: list[str]) -> list[str]:
+        return list(dict.fromkeys(value))
+
+    def validate_users(self, value: list[dict]) -> list[User]:
+        """Resolves the ids to users in one query; each unknown id is one error, at the index
+        where it first appears."""
+        first_index: dict[int, int] = {}
+        for index, item in enumerate(value):
+            first_index.setdefault(item["user"]["id"], index)
+        found = User.objects.in_bulk(list(first_index))
+        missing = {
+            index: {"user": {"id": ["must be the id of an existing user"]}}
+            for user_id, index in first_index.items()
+            if user_id not in found
+        }
+        if missing:
+            raise serializers.ValidationError(missing)
+        return [found[user_id] for user_id in first_index]
+
+
+class GroupMemberSchemaSerializer(serializers.ModelSerializer):
+    """One member of a group: when and by whom it was added, and the user."""
+
+    joinedAt = serializers.DateTimeField(source="joined_at")
+    createdBy = serializers.CharField(
+        source="created_by", allow_null=True, help_text="Who added the user (audit name)."
+    )
+    user = UserSchemaSerializer()
+
+    class Meta:
+        model = GroupMembership
+        fields = ["joinedAt", "createdBy", "user"]
+        read_only_fields = fields
+
+
+extend_schema_serializer(component_name="groupUserModelSchema")(GroupMemberSchemaSerializer)
+
+
+@extend_schema_serializer(component_name="groupSchema")
+class GroupSchemaSerializer(serializers.ModelSerializer):
+    """A user group with its members and the projects where it holds a role."""
+
+    # Reads `memberships__user` and `project_assignments` prefetched by
+    # `services.groups_for_display`: no query per group.
+
+    mappingsSSO = serializers.ListField(child=serializers.CharField(), source="mappings_sso")
+    rootRole = serializers.IntegerField(source="root_role_id", allow_null=True)
+    createdBy = serializers.CharField(source="created_by", allow_null=True)
+    createdAt = serializers.DateTimeField(source="created_at")
+    users = GroupMemberSchemaSerializer(source="memberships", many=True)
+    userCount = serializers.SerializerMethodField()
+    projects = serializers.SerializerMethodField()
+    scimId = serializers.CharField(
+        source="scim_id",
+        allow_null=True,
+        help_text="Set when SCIM manages the group: its name and members are then read-only.",
+    )
+
+    class Meta:
+        model = Group
+        fields = [
+            "id",
+            "name",
+            "description",
+            "mappingsSSO",
+            "rootRole",
+            "createdBy",
+            "createdAt",
+            "users",
+            "userCount",
+            "projects",
+            "scimId",
+        ]
+        read_only_fields = fields
+
+    @extend_schema_field(serializers.IntegerField(help_text="Number of members."))
+    def get_userCount(self, group: Group) -> int:
+        return len(group.memberships.all())
+
+    @extend_schema_field(
+        serializers.ListField(
+            child=serializers.CharField(),
+            help_text="Ids of the projects where the group holds a project role.",
+        )
+    )
+    def get_projects(self, group: Group) -> list[str]:
+        # Through the reverse relation: groups must not import the projects app.
+        return sorted({a.project_id for a in group.project_assignments.all()})
+
+
+@extend_schema_serializer(component_name="groupsSchema")
+class GroupsSchemaSerializer(serializers.Serializer):
+    groups = GroupSchemaSerializer(many=True)

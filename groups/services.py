@@ -1,0 +1,297 @@
+"""Business rules of groups and users: each write is one transaction with its audit event."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import Q, QuerySet
+from django.db.models.functions import Lower
+from django.utils import timezone
+from rest_framework import serializers
+
+from flagadmin.api.errors import NameExistsError, NotFoundError, ValidationError
+from flagadmin.api.principals import audit_actor
+from flagadmin.audit import record_event
+from flagadmin.models import AccountType, Role, User
+from groups.models import Group, GroupMembership
+
+GROUP_NOT_FOUND = "No group found"
+GROUP_NAME_EXISTS = "Group name already exists"
+_ID_PATTERN = re.compile(r"[0-9]{1,19}")
+_MAX_ID = 2**63 - 1
+
+_datetime = serializers.DateTimeField()
+
+
+# --- reading -------------------------------------------------------------------------------
+
+
+def groups_for_display() -> QuerySet[Group]:
+    """Groups with everything `GroupSchemaSerializer` reads, in a fixed number of queries
+    (groups, memberships with their users, project role assignments) whatever their number."""
+    return Group.objects.prefetch_related(
+        "memberships__user",
+        "project_assignments",
+    ).order_by("id")
+
+
+def parse_group_id(raw: str) -> int | None:
+    """The id in the URL, or None when it cannot name a group (`abc`, `-1`, beyond 64 bits):
+    such ids are a 404, like an unknown number, never a database error."""
+    if not _ID_PATTERN.fullmatch(raw):
+        return None
+    value = int(raw)
+    return value if 0 < value <= _MAX_ID else None
+
+
+def get_group_for_display(group_id: str) -> Group:
+    parsed = parse_group_id(group_id)
+    group = groups_for_display().filter(pk=parsed).first() if parsed is not None else None
+    if group is None:
+        raise NotFoundError(GROUP_NOT_FOUND)
+    return group
+
+
+def group_snapshot(group: Group, user_ids: Sequence[int]) -> dict[str, Any]:
+    """What the audit events record about a group: its details and its members' ids (sorted,
+    so that sending the same members in another order is not a change)."""
+    return {
+        "id": group.pk,
+        "name": group.name,
+        "description": group.description,
+        "mappingsSSO": list(group.mappings_sso),
+        "rootRole": group.root_role_id,
+        "createdBy": group.created_by,
+        "createdAt": _datetime.to_representation(group.created_at),
+        "scimId": group.scim_id,
+        "users": sorted(user_ids),
+    }
+
+
+# --- writing -------------------------------------------------------------------------------
+
+
+def _save_unique_name(group: Group, **save_kwargs: Any) -> None:
+    """Saves in a savepoint: a concurrent request that took the name first makes the unique
+    constraint fail, which is the same 409 as the pre-check."""
+    try:
+        with transaction.atomic():
+            group.save(**save_kwargs)
+    except IntegrityError as exc:
+        if Group.objects.filter(name=group.name).exclude(pk=group.pk).exists():
+            raise NameExistsError(GROUP_NAME_EXISTS) from exc
+        raise
+
+
+def group_create(
+    *,
+    actor: object,
+    name: str,
+    description: str | None,
+    mappings_sso: Sequence[str],
+    root_role: Role | None,
+    users: Sequence[User],
+) -> Group:
+    """Creates a group with its members; audit event `group-created`."""
+    actor_name = audit_actor(actor)[0]
+    with transaction.atomic():
+        if Group.objects.filter(name=name).exists():
+            raise NameExistsError(GROUP_NAME_EXISTS)
+        group = Group(
+            name=name,
+            description=description,
+            mappings_sso=list(mappings_sso),
+            root_role=root_role,
+            created_by=actor_name,
+        )
+        _save_unique_name(group)
+        now = timezone.now()
+        GroupMembership.objects.bulk_create(
+            GroupMembership(group=group, user=user, joined_at=now, created_by=actor_name)
+            for user in users
+        )
+        record_event(
+            "group-created", actor=actor, data=group_snapshot(group, [u.pk for u in users])
+        )
+    return group
+
+
+def _check_scim_rules(group: Group, *, name: str, user_ids: Sequence[int], member_ids: Any) -> None:
+    """SCIM owns the name and the members of the groups it manages (400 naming each)."""
+    refused = []
+    if name != group.name:
+        refused.append(("/body/name", "its name"))
+    if set(user_ids) != set(member_ids):
+        refused.append(("/body/users", "its members"))
+    if refused:
+        details = [
+            {
+                "path": path,
+                "message": f"The `{path}` property cannot be changed: the group is managed by "
+                f"SCIM, which owns {what}.",
+            }
+            for path, what in refused
+        ]
+        raise ValidationError(" ".join(d["message"] for d in details), details=details)
+
+
+def group_update(
+    *,
+    actor: object,
+    group_id: str,
+    name: str,
+    description: str | None,
+    mappings_sso: Sequence[str],
+    root_role: Role | None,
+    users: Sequence[User],
+) -> Group:
+    """Replaces every detail and the members of a group, all or nothing.
+
+    Members who stay keep their `joinedAt` and `createdBy` (and whether SSO added them); new
+    members join now, added by the actor; the others leave. A SCIM-managed group keeps its
+    name and members. One `group-updated` event with the state before and after, none when
+    nothing changed.
+    """
+    parsed = parse_group_id(group_id)
+    actor_name = audit_actor(actor)[0]
+    with transaction.atomic():
+        # Locks the row (PostgreSQL) so two concurrent updates of one group do not interleave
+        # their membership changes; SQLite's IMMEDIATE transactions already serialise writers.
+        group = (
+            Group.objects.select_for_update().filter(pk=parsed).first()
+            if parsed is not None
+            else None
+        )
+        if group is None:
+            raise NotFoundError(GROUP_NOT_FOUND)
+        memberships = {m.user_id: m for m in group.memberships.all()}
+        wanted_ids = list(dict.fromkeys(user.pk for user in users))
+        pre_data = group_snapshot(group, list(memberships))
+
+        if group.scim_id:
+            _check_scim_rules(group, name=name, user_ids=wanted_ids, member_ids=memberships)
+
+        if name != group.name and Group.objects.filter(name=name).exclude(pk=group.pk).exists():
+            raise NameExistsError(GROUP_NAME_EXISTS)
+
+        new_values = {
+            "name": name,
+            "description": description,
+            "mappings_sso": list(mappings_sso),
+            "root_role_id": root_role.pk if root_role else None,
+        }
+        changed = [field for field, value in new_values.items() if getattr(group, field) != value]
+        if changed:
+            for field in changed:
+                setattr(group, field, new_values[field])
+            _save_unique_name(group, update_fields=changed)
+
+        leaving = [m.pk for uid, m in memberships.items() if uid not in set(wanted_ids)]
+        if leaving:
+            GroupMembership.objects.filter(pk__in=leaving).delete()
+        now = timezone.now()
+        GroupMembership.objects.bulk_create(
+            GroupMembership(group=group, user_id=uid, joined_at=now, created_by=actor_name)
+            for uid in wanted_ids
+            if uid not in memberships
+        )
+        record_event(
+            "group-updated",
+            actor=actor,
+            data=group_snapshot(group, wanted_ids),
+            pre_data=pre_data,
+        )
+    return group
+
+
+def group_delete(*, actor: object, group_id: str) -> None:
+    """Deletes a group, its memberships and its project roles; audit event `group-deleted`."""
+    parsed = parse_group_id(group_id)
+    with transaction.atomic():
+        group = (
+            Group.objects.select_for_update().filter(pk=parsed).first()
+            if parsed is not None
+            else None
+        )
+        if group is None:
+            raise NotFoundError(GROUP_NOT_FOUND)
+        pre_data = group_snapshot(group, list(group.memberships.values_list("user_id", flat=True)))
+        group.delete()
+        record_event("group-deleted", actor=actor, pre_data=pre_data)
+
+
+# --- users ---------------------------------------------------------------------------------
+
+
+def listed_users() -> QuerySet[User]:
+    """People listed by user-admin: not the system users that tokens act as, and not service
+    accounts (which have their own endpoint in Unleash)."""
+    return User.objects.exclude(
+        account_type__in=[AccountType.SYSTEM, AccountType.SERVICE]
+    ).order_by("id")
+
+
+def _taken_by(*, email: str | None, username: str | None) -> str | None:
+    """Which of the two is already used (case-insensitively, also across the two columns,
+    because sign-in looks a person up by either), in one query."""
+    lowered = [value.lower() for value in (email, username) if value]
+    clash = (
+        User.objects.annotate(lower_email=Lower("email"), lower_username=Lower("username"))
+        .filter(Q(lower_email__in=lowered) | Q(lower_username__in=lowered))
+        .values_list("lower_email", "lower_username")
+        .first()
+    )
+    if clash is None:
+        return None
+    if email and email.lower() in clash:
+        return "email"
+    return "username"
+
+
+def user_create(
+    *,
+    actor: object,
+    email: str | None,
+    username: str | None,
+    name: str | None,
+    root_role: Role,
+    password: str | None = None,
+) -> User:
+    """Creates a person who can be given roles and groups; audit event `user-created`."""
+    with transaction.atomic():
+        taken = _taken_by(email=email, username=username)
+        if taken:
+            raise NameExistsError(f"A user with that {taken} already exists")
+        user = User(
+            email=email,
+            username=username,
+            name=name,
+            root_role=root_role,
+            account_type=AccountType.USER,
+        )
+        if password:
+            user.set_password(password)
+        else:
+            user.set_unusable_password()
+        try:
+            with transaction.atomic():
+                user.save()
+        except IntegrityError as exc:
+            # A concurrent request created the same email or username first.
+            taken = _taken_by(email=email, username=username) or "email or username"
+            raise NameExistsError(f"A user with that {taken} already exists") from exc
+        record_event(
+            "user-created",
+            actor=actor,
+            data={
+                "id": user.pk,
+                "name": user.name,
+                "email": user.email,
+                "username": user.username,
+                "rootRole": user.root_role_id,
+            },
+        )
+    return user

@@ -1,0 +1,182 @@
+"""Admin API of user groups and user administration. Every operation needs `ADMIN`."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status, viewsets
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from flagadmin import permissions as perms
+from flagadmin.api.serializers import UserSchemaSerializer
+from flagadmin.api.views import AdminApiMixin
+from flagadmin.models import Role
+from flagadmin.schema import error_responses
+from groups import services
+from groups.serializers import GroupSchemaSerializer, GroupsSchemaSerializer, GroupWriteSerializer
+from groups.user_serializers import UserCreateSerializer, UsersSchemaSerializer
+
+GROUP_ID_PARAMETER = OpenApiParameter(
+    "groupId",
+    str,
+    OpenApiParameter.PATH,
+    description="The group's id. Anything that is not the id of a group (also a non-numeric "
+    "value such as `abc`) is a 404 `No group found`.",
+)
+
+CHECK_ORDER = (
+    " Checks run in this order: 401, 403, 415, 400 (malformed JSON, then the body: its schema, "
+    "`rootRole` naming a root role, every user id existing), 404 `No group found`, 400 for a "
+    "SCIM-managed group whose name or members would change, 409 `Group name already exists`."
+)
+
+
+def _group_body(group_id: int) -> dict:
+    return GroupSchemaSerializer(services.get_group_for_display(str(group_id))).data
+
+
+class GroupViewSet(AdminApiMixin, viewsets.ViewSet):
+    """User groups: named sets of users that carry a root role and project roles."""
+
+    required_permission = perms.ADMIN
+
+    @extend_schema(
+        operation_id="getAllGroups",
+        tags=["Users"],
+        summary="List the user groups",
+        description="Every group with its members, `userCount` and `projects`, ordered by id.",
+        responses={200: GroupsSchemaSerializer, **error_responses()},
+    )
+    def list(self, request: Request) -> Response:
+        groups = services.groups_for_display()
+        return Response({"groups": GroupSchemaSerializer(groups, many=True).data})
+
+    @extend_schema(
+        operation_id="createGroup",
+        tags=["Users"],
+        summary="Create a user group",
+        description="Creates a group with its members (who join now, added by the caller). "
+        "Omitted optional fields take their defaults. Audit event `group-created`. "
+        "`Location` names the new group."
+        " Checks run in this order: 401, 403, 415, 400 (malformed JSON, then the body), "
+        "409 `Group name already exists`.",
+        request=GroupWriteSerializer,
+        responses={201: GroupSchemaSerializer, **error_responses(400, 409, 413, 415)},
+    )
+    def create(self, request: Request) -> Response:
+        body = GroupWriteSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        group = services.group_create(
+            actor=request.user,
+            name=data["name"],
+            description=data["description"],
+            mappings_sso=data["mappingsSSO"],
+            root_role=data["rootRole"],
+            users=data["users"],
+        )
+        return Response(
+            _group_body(group.pk),
+            status=status.HTTP_201_CREATED,
+            headers={"Location": f"/api/admin/groups/{group.pk}"},
+        )
+
+    @extend_schema(
+        operation_id="getGroup",
+        tags=["Users"],
+        summary="Get a user group",
+        parameters=[GROUP_ID_PARAMETER],
+        responses={200: GroupSchemaSerializer, **error_responses(404)},
+    )
+    def retrieve(self, request: Request, groupId: str) -> Response:
+        group = services.get_group_for_display(groupId)
+        return Response(GroupSchemaSerializer(group).data)
+
+    @extend_schema(
+        operation_id="updateGroup",
+        tags=["Users"],
+        summary="Replace a user group",
+        description="Replaces every detail of the group: an omitted optional field takes its "
+        "default (`description` null, `mappingsSSO` [], `rootRole` null, `users` []). All or "
+        "nothing, in one transaction. Members who stay keep `joinedAt` and `createdBy`; new "
+        "members join now, added by the caller; the others leave. A SCIM-managed group "
+        "(`scimId` set) keeps its name and members; its description and root role may change. "
+        "Renaming a group to its own name is not a conflict. Audit event `group-updated` with "
+        "the user ids before and after; none when nothing changed." + CHECK_ORDER,
+        parameters=[GROUP_ID_PARAMETER],
+        request=GroupWriteSerializer,
+        responses={200: GroupSchemaSerializer, **error_responses(400, 404, 409, 413, 415)},
+    )
+    def update(self, request: Request, groupId: str) -> Response:
+        # The body is validated before the group is looked up: the contract's order is
+        # 400 before 404.
+        body = GroupWriteSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        group = services.group_update(
+            actor=request.user,
+            group_id=groupId,
+            name=data["name"],
+            description=data["description"],
+            mappings_sso=data["mappingsSSO"],
+            root_role=data["rootRole"],
+            users=data["users"],
+        )
+        return Response(_group_body(group.pk))
+
+    @extend_schema(
+        operation_id="deleteGroup",
+        tags=["Users"],
+        summary="Delete a user group",
+        description="Deletes the group, its memberships and the project roles it held. "
+        "200 with an empty body, as Unleash answers. Audit event `group-deleted`.",
+        parameters=[GROUP_ID_PARAMETER],
+        responses={200: OpenApiResponse(description="Deleted."), **error_responses(404)},
+    )
+    def destroy(self, request: Request, groupId: str) -> Response:
+        services.group_delete(actor=request.user, group_id=groupId)
+        return Response(status=status.HTTP_200_OK)
+
+
+class UserAdminViewSet(AdminApiMixin, viewsets.ViewSet):
+    """User administration: people who can be given root roles, groups and project roles."""
+
+    required_permission = perms.ADMIN
+
+    @extend_schema(
+        operation_id="getUsers",
+        tags=["Users"],
+        summary="List the users",
+        description="Every person, ordered by id; the system users that API tokens act as and "
+        "service accounts are not listed. `rootRoles` lists the root roles users can be given.",
+        responses={200: UsersSchemaSerializer, **error_responses()},
+    )
+    def list(self, request: Request) -> Response:
+        users = services.listed_users()
+        roles = Role.objects.filter(type__in=["root", "root-custom"]).order_by("id")
+        return Response(UsersSchemaSerializer({"users": users, "rootRoles": roles}).data)
+
+    @extend_schema(
+        operation_id="createUser",
+        tags=["Users"],
+        summary="Create a user",
+        description="Creates a person with a root role. At least one of `email` and `username` "
+        "is required; both are unique whatever their case (409 `NameExistsError`). "
+        "Audit event `user-created`."
+        " Checks run in this order: 401, 403, 415, 400 (malformed JSON, then the body), 409.",
+        request=UserCreateSerializer,
+        responses={201: UserSchemaSerializer, **error_responses(400, 409, 413, 415)},
+    )
+    def create(self, request: Request) -> Response:
+        body = UserCreateSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        user = services.user_create(
+            actor=request.user,
+            email=data.get("email"),
+            username=data.get("username"),
+            name=data.get("name"),
+            root_role=data["rootRole"],
+            password=data.get("password"),
+        )
+        return Response(UserSchemaSerializer(user).data, status=status.HTTP_201_CREATED)
