@@ -40,7 +40,7 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-def _token_event_data(token: ApiToken) -> dict:
+def token_event_data(token: ApiToken) -> dict:
     # What the token can reach, never its secret or digest.
     return {
         "id": token.pk,
@@ -72,7 +72,7 @@ def api_token_create(
             expires_at=expires_at,
             created_by=actor_name,
         )
-        record_event("api-token-created", actor=actor, data=_token_event_data(token))
+        record_event("api-token-created", actor=actor, data=token_event_data(token))
     return token, plaintext
 
 

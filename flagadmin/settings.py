@@ -6,6 +6,7 @@ SECRET_KEY between runs.
 """
 
 import os
+import warnings
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -155,7 +156,30 @@ TEMPLATES = [
 ]
 
 AUTH_USER_MODEL = "flagadmin.User"
-AUTHENTICATION_BACKENDS = ["django.contrib.auth.backends.ModelBackend"]
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",
+    "auth_saml.backends.SamlBackend",  # SAML 2.0 sign-in at /auth/saml/ (auth_saml app)
+]
+
+# --- SAML 2.0 sign-in (djangosaml2) -----------------------------------------------------------
+# Configured per request from the settings stored by POST /api/admin/auth/saml/settings; the
+# SP's entity id and URLs come from PUBLIC_BASE_URL. Signature checks need the xmlsec1 program.
+# The IdP posts back cross-site, so browsers need HTTPS (the SAML session cookie is SameSite=None).
+SAML_CONFIG_LOADER = "auth_saml.config.config_loader"
+SAML_XMLSEC_BINARY = os.environ.get("SAML_XMLSEC_BINARY") or None  # default: xmlsec1 on PATH
+SAML_USE_NAME_ID_AS_USERNAME = True  # the NameID (an email address) identifies the user
+SAML_DJANGO_USER_MAIN_ATTRIBUTE = "email"
+SAML_DJANGO_USER_MAIN_ATTRIBUTE_LOOKUP = "__iexact"
+SAML_ATTRIBUTE_MAPPING: dict = {}  # the backend reads names and groups itself
+SAML_DEFAULT_BINDING = "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect"
+SAML_CSP_HANDLER = ""  # no django-csp: set the Content-Security-Policy at the proxy
+SAML_ALLOWED_HOSTS = [urlsplit(PUBLIC_BASE_URL).hostname or "localhost"]  # `next` redirects
+SAML_IGNORE_LOGOUT_ERRORS = True  # a failed IdP logout still ends the local session
+# Where sign-in lands without `next`: admins on the Django admin, everyone else on the API
+# documentation, which works with the session (so does every /api/admin call).
+LOGIN_REDIRECT_URL = "/docs/"
+SAML_ADMIN_REDIRECT_URL = "/admin/"
+LOGOUT_REDIRECT_URL = "/docs/"
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
@@ -171,6 +195,8 @@ STATIC_ROOT = BASE_DIR / "var" / "static"
 # WhiteNoise finds the files in the apps themselves, so the admin looks right on a fresh clone
 # without `collectstatic`; files collected into STATIC_ROOT are served as well.
 WHITENOISE_USE_FINDERS = True
+# STATIC_ROOT exists only after `collectstatic`, which is optional here: no warning without it.
+warnings.filterwarnings("ignore", message="No directory at: ", category=UserWarning)
 
 # Unleash's body limit: 100 kB. Bigger bodies get 413 ContentTooLargeError.
 MAX_REQUEST_BODY_BYTES = 100 * 1024

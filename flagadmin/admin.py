@@ -1,0 +1,335 @@
+"""Django admin of the core: users, roles, API tokens (secret shown once) and the audit log."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.auth import admin as auth_admin
+from django.contrib.auth import forms as auth_forms
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.template.response import TemplateResponse
+from django.utils import timezone
+
+from flagadmin.audit import record_event
+from flagadmin.models import AccountType, ApiToken, AuditEvent, Role, TokenType, User
+from flagadmin.services import environment_exists, token_event_data, unknown_projects
+from flagadmin.tokens import assign_secret
+
+admin.site.site_header = "flagadmin administration"
+admin.site.site_title = "flagadmin"
+
+# --- users ------------------------------------------------------------------------------
+
+
+class UserCreationForm(auth_admin.AdminUserCreationForm):
+    """Username, email and role; the password is optional ("Password-based authentication"
+    off), since people usually sign in through SAML."""
+
+    class Meta(auth_admin.AdminUserCreationForm.Meta):
+        model = User
+        fields = ("username", "email", "name", "root_role")
+
+
+class UserChangeForm(auth_forms.UserChangeForm):
+    class Meta(auth_forms.UserChangeForm.Meta):
+        model = User
+        fields = (
+            "username",
+            "password",
+            "email",
+            "name",
+            "image_url",
+            "root_role",
+            "account_type",
+            "is_active",
+            "scim_id",
+        )
+
+
+@admin.register(User)
+class UserAdmin(auth_admin.UserAdmin):
+    """People, service accounts, and the two system users tokens act as (those are read-only)."""
+
+    form = UserChangeForm
+    add_form = UserCreationForm
+    list_display = (
+        "id",
+        "username",
+        "email",
+        "name",
+        "root_role",
+        "account_type",
+        "is_active",
+        "seen_at",
+        "created_at",
+    )
+    list_display_links = ("id", "username")
+    list_filter = ("account_type", "root_role", "is_active")
+    list_select_related = ("root_role",)
+    search_fields = ("username", "email", "name")
+    ordering = ("id",)
+    filter_horizontal = ()
+    readonly_fields = ("login_attempts", "seen_at", "last_login", "created_at")
+    fieldsets = (
+        (None, {"fields": ("username", "password")}),
+        ("Profile", {"fields": ("name", "email", "image_url")}),
+        ("Access", {"fields": ("root_role", "account_type", "is_active", "scim_id")}),
+        ("Activity", {"fields": ("login_attempts", "seen_at", "last_login", "created_at")}),
+    )
+    add_fieldsets = (
+        (
+            None,
+            {
+                "classes": ("wide",),
+                "fields": (
+                    "username",
+                    "email",
+                    "name",
+                    "root_role",
+                    "usable_password",
+                    "password1",
+                    "password2",
+                ),
+            },
+        ),
+    )
+
+    def _is_system(self, obj: User | None) -> bool:
+        return obj is not None and obj.account_type == AccountType.SYSTEM
+
+    def has_change_permission(self, request: HttpRequest, obj: User | None = None) -> bool:
+        return not self._is_system(obj) and super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: User | None = None) -> bool:
+        return not self._is_system(obj) and super().has_delete_permission(request, obj)
+
+
+# --- roles ------------------------------------------------------------------------------
+
+
+@admin.register(Role)
+class RoleAdmin(admin.ModelAdmin):
+    """Roles 1-5 carry Unleash's fixed ids, which clients send: they cannot be renamed, retyped
+    or deleted."""
+
+    list_display = ("id", "name", "type", "permission_list", "description")
+    list_filter = ("type",)
+    search_fields = ("name",)
+    fields = ("id", "name", "type", "description", "permissions", "created_at")
+
+    @admin.display(description="permissions")
+    def permission_list(self, role: Role) -> str:
+        return ", ".join(role.permissions) or "-"
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Role | None = None):
+        if obj is not None and obj.pk <= Role.MEMBER:
+            return ("id", "name", "type", "created_at")
+        return ("id", "created_at")
+
+    def has_delete_permission(self, request: HttpRequest, obj: Role | None = None) -> bool:
+        if obj is not None and obj.pk <= Role.MEMBER:
+            return False
+        return super().has_delete_permission(request, obj)
+
+
+# --- API tokens -------------------------------------------------------------------------
+
+
+class ApiTokenAddForm(forms.ModelForm):
+    """What a new token reaches. The secret is generated, shown once, and never stored."""
+
+    class Meta:
+        model = ApiToken
+        fields = ("name", "type", "project", "environment", "user", "expires_at")
+        help_texts = {
+            "project": 'Client tokens: comma-separated project ids, or "*" for all.',
+            "environment": "Client tokens: the environment, e.g. development.",
+            "user": "Personal tokens: the user (or service account) the token acts as.",
+            "expires_at": "Empty: never expires.",
+        }
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["user"].queryset = User.objects.exclude(account_type=AccountType.SYSTEM)
+        self.fields["environment"].initial = "development"
+
+    def clean(self) -> dict:
+        data = super().clean()
+        token_type = data.get("type")
+        if token_type == TokenType.CLIENT:
+            projects = [p.strip() for p in (data.get("project") or "*").split(",") if p.strip()]
+            projects = ["*"] if not projects or "*" in projects else projects
+            missing = unknown_projects(projects)
+            if missing:
+                self.add_error("project", f"Unknown project(s): {', '.join(missing)}")
+            data["project"] = ",".join(projects)
+            if not environment_exists(data.get("environment") or ""):
+                self.add_error("environment", "Unknown environment.")
+        else:
+            data["project"], data["environment"] = "*", "*"
+        if token_type == TokenType.PERSONAL and data.get("user") is None:
+            self.add_error("user", "A personal token needs the user it acts as.")
+        if token_type != TokenType.PERSONAL:
+            data["user"] = None
+        expires_at = data.get("expires_at")
+        if expires_at is not None and expires_at <= timezone.now():
+            self.add_error("expires_at", "Must be in the future.")
+        return data
+
+
+class RevokedFilter(admin.SimpleListFilter):
+    title = "state"
+    parameter_name = "state"
+
+    def lookups(self, request, model_admin):
+        return [("usable", "Usable"), ("revoked", "Revoked"), ("expired", "Expired")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> QuerySet[ApiToken]:
+        now = timezone.now()
+        if self.value() == "revoked":
+            return queryset.filter(revoked_at__isnull=False)
+        if self.value() == "expired":
+            return queryset.filter(expires_at__lte=now)
+        if self.value() == "usable":
+            return queryset.filter(revoked_at__isnull=True).exclude(expires_at__lte=now)
+        return queryset
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """API tokens. Only a digest is stored, and the admin never shows it; a new token's secret
+    is shown once, on the page that follows its creation."""
+
+    list_display = (
+        "name",
+        "type",
+        "shown_prefix",
+        "project",
+        "environment",
+        "user",
+        "expires_at",
+        "revoked_at",
+        "last_used_at",
+        "created_at",
+    )
+    list_filter = ("type", RevokedFilter)
+    list_select_related = ("user",)
+    search_fields = ("name", "prefix", "user__username", "user__email")
+    raw_id_fields = ("user",)
+    actions = ["revoke"]
+    readonly_fields = (
+        "type",
+        "shown_prefix",
+        "project",
+        "environment",
+        "user",
+        "created_at",
+        "created_by",
+        "last_used_at",
+    )
+
+    @admin.display(description="token")
+    def shown_prefix(self, token: ApiToken) -> str:
+        # Enough to recognise a token by; the secret part is not known here.
+        return f"{token.prefix}.…" if token.type != TokenType.PERSONAL else "user:…"
+
+    def get_form(self, request: HttpRequest, obj: ApiToken | None = None, **kwargs):
+        if obj is None:
+            kwargs["form"] = ApiTokenAddForm
+        return super().get_form(request, obj, **kwargs)
+
+    def get_fields(self, request: HttpRequest, obj: ApiToken | None = None):
+        if obj is None:
+            return list(ApiTokenAddForm.Meta.fields)
+        return [
+            "name",
+            "type",
+            "shown_prefix",
+            "project",
+            "environment",
+            "user",
+            "expires_at",
+            "revoked_at",
+            "created_at",
+            "created_by",
+            "last_used_at",
+        ]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: ApiToken | None = None):
+        return () if obj is None else self.readonly_fields
+
+    def save_model(self, request: HttpRequest, obj: ApiToken, form, change: bool) -> None:
+        if change:
+            super().save_model(request, obj, form, change)
+            return
+        obj.created_by = request.user.audit_name
+        # Kept on the request only, for response_add to show once; never stored.
+        request._issued_token_plaintext = assign_secret(obj)
+        obj.save()
+        # The admin wraps the add view in a transaction: the event commits with the token.
+        record_event("api-token-created", actor=request.user, data=token_event_data(obj))
+
+    def response_add(self, request: HttpRequest, obj: ApiToken, post_url_continue=None):
+        plaintext = getattr(request, "_issued_token_plaintext", None)
+        if plaintext is None:
+            return super().response_add(request, obj, post_url_continue)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "token": obj,
+            "plaintext": plaintext,
+            "title": "Copy your new API token",
+        }
+        response = TemplateResponse(request, "admin/flagadmin/apitoken/created.html", context)
+        # The page holds a secret: no browser or proxy may keep it.
+        response["Cache-Control"] = "no-store"
+        return response
+
+    @admin.action(description="Revoke selected tokens")
+    def revoke(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
+        count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+        self.message_user(request, f"Revoked {count} token(s).", messages.SUCCESS)
+
+
+# --- audit events -----------------------------------------------------------------------
+
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(admin.ModelAdmin):
+    """The audit log, read-only: events are written only by the changes they describe."""
+
+    list_display = (
+        "created_at",
+        "type",
+        "created_by",
+        "project",
+        "feature_name",
+        "environment",
+    )
+    list_filter = ("type", "project")
+    search_fields = ("feature_name",)
+    date_hierarchy = "created_at"
+    show_full_result_count = False
+    fields = (
+        "type",
+        "created_at",
+        "created_by",
+        "created_by_user_id",
+        "token",
+        "project",
+        "feature_name",
+        "environment",
+        "data",
+        "pre_data",
+        "tags",
+    )
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: AuditEvent | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: AuditEvent | None = None) -> bool:
+        return False
