@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import Q, QuerySet
+from django.db.models import Prefetch, Q, QuerySet
 from django.db.models.functions import Lower
 from django.utils import timezone
 from rest_framework import serializers
@@ -30,10 +30,10 @@ _datetime = serializers.DateTimeField()
 
 
 def groups_for_display() -> QuerySet[Group]:
-    """Groups with everything `GroupSchemaSerializer` reads, in a fixed number of queries
-    (groups, memberships with their users, project role assignments) whatever their number."""
+    """Groups with everything `GroupSchemaSerializer` reads, in three queries whatever their
+    number: groups, memberships joined with their users, project role assignments."""
     return Group.objects.prefetch_related(
-        "memberships__user",
+        Prefetch("memberships", queryset=GroupMembership.objects.select_related("user")),
         "project_assignments",
     ).order_by("id")
 
