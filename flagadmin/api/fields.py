@@ -106,6 +106,14 @@ class StrictSerializer(serializers.Serializer):
 
     default_error_messages = {"invalid": "must be object", "null": "must be object"}
 
+    @property
+    def errors(self):
+        # DRF swaps the message of a top-level `null` body for "No data provided"; keep ours.
+        errors = serializers.BaseSerializer.errors.fget(self)
+        if isinstance(errors, list):
+            errors = {serializers.api_settings.NON_FIELD_ERRORS_KEY: errors}
+        return serializers.ReturnDict(errors, serializer=self)
+
 
 class StrictDateTimeField(serializers.DateTimeField):
     """An RFC 3339 date-time given as a JSON string (a missing offset means UTC).
