@@ -1,11 +1,24 @@
-"""Feature flags and their per-environment state."""
+"""Feature flags, their per-environment state (strategies, variants), tags, lifecycle stages and
+dependencies.
 
+Value objects that the specification nests inside a flag environment (constraints, strategy
+variants, variants, parameters) are JSON columns whose shape `features.validators` checks.
+"""
+
+import uuid
 from datetime import timedelta
 
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from features.validators import (
+    validate_constraints,
+    validate_dependency_variants,
+    validate_parameters,
+    validate_strategy_variants,
+    validate_variants,
+)
 from projects.models import Environment, Project
 
 
@@ -45,6 +58,7 @@ class Feature(models.Model):
     )
     archived_at = models.DateTimeField(null=True, blank=True)
     last_seen_at = models.DateTimeField(null=True, blank=True)
+    tags = models.ManyToManyField("Tag", through="FeatureTag", related_name="features", blank=True)
 
     class Meta:
         ordering = ["created_at", "name"]
@@ -67,12 +81,17 @@ class Feature(models.Model):
 class FeatureEnvironment(models.Model):
     """A flag's state in one environment."""
 
-    feature = models.ForeignKey(Feature, on_delete=models.CASCADE, related_name="environments")
+    # db_index off: the unique (feature, environment) index serves lookups by flag.
+    feature = models.ForeignKey(
+        Feature, on_delete=models.CASCADE, related_name="environments", db_index=False
+    )
     environment = models.ForeignKey(
         Environment, on_delete=models.CASCADE, related_name="feature_environments"
     )
     enabled = models.BooleanField(default=False)
     last_seen_at = models.DateTimeField(null=True, blank=True)
+    # The flag's variants in this environment (Unleash keeps them per environment since 4.18).
+    variants = models.JSONField(default=list, blank=True, validators=[validate_variants])
 
     class Meta:
         ordering = ["environment__sort_order", "environment__name"]
@@ -84,3 +103,200 @@ class FeatureEnvironment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.feature_id}@{self.environment_id}"
+
+
+class TagType(models.Model):
+    """A kind of tag (`simple` is seeded). Managed in the Django admin."""
+
+    name = models.CharField(max_length=50, primary_key=True)
+    description = models.TextField(blank=True, default="")
+    icon = models.CharField(max_length=255, null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Tag(models.Model):
+    """A value of a tag type, e.g. `simple:team-red`. Flags share tags through FeatureTag."""
+
+    # db_index off: the unique (type, value) index serves lookups by type.
+    type = models.ForeignKey(TagType, on_delete=models.CASCADE, related_name="tags", db_index=False)
+    value = models.CharField(max_length=50)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["type", "value"]
+        constraints = [
+            # Two creations that bring the same new value race on this, never duplicate it.
+            models.UniqueConstraint(fields=["type", "value"], name="tag_type_value_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.type_id}:{self.value}"
+
+
+class FeatureTag(models.Model):
+    feature = models.ForeignKey(
+        Feature, on_delete=models.CASCADE, related_name="feature_tags", db_index=False
+    )
+    tag = models.ForeignKey(Tag, on_delete=models.CASCADE, related_name="feature_tags")
+    created_at = models.DateTimeField(default=timezone.now)
+    created_by_user_id = models.BigIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["feature", "tag"], name="feature_tag_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.feature_id} #{self.tag}"
+
+
+class Segment(models.Model):
+    """A reusable list of constraints that strategies reference by id."""
+
+    name = models.CharField(max_length=255, unique=True)
+    description = models.TextField(null=True, blank=True)
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, null=True, blank=True, related_name="segments"
+    )
+    constraints = models.JSONField(default=list, blank=True, validators=[validate_constraints])
+    created_at = models.DateTimeField(default=timezone.now)
+    created_by = models.CharField(max_length=255, blank=True, default="")
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class FeatureStrategy(models.Model):
+    """An activation strategy of a flag in one environment."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    feature_environment = models.ForeignKey(
+        FeatureEnvironment, on_delete=models.CASCADE, related_name="strategies", db_index=False
+    )
+    # The strategy type, e.g. `default`, `flexibleRollout`.
+    name = models.CharField(max_length=255)
+    title = models.CharField(max_length=255, null=True, blank=True)
+    disabled = models.BooleanField(default=False)
+    sort_order = models.IntegerField(default=9999)
+    parameters = models.JSONField(default=dict, blank=True, validators=[validate_parameters])
+    constraints = models.JSONField(default=list, blank=True, validators=[validate_constraints])
+    variants = models.JSONField(default=list, blank=True, validators=[validate_strategy_variants])
+    segments = models.ManyToManyField(
+        Segment, through="FeatureStrategySegment", related_name="strategies", blank=True
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["sort_order", "created_at"]
+        verbose_name_plural = "feature strategies"
+        indexes = [
+            models.Index(
+                fields=["feature_environment", "sort_order", "created_at"],
+                name="strategy_feature_env_order",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.title or self.name
+
+
+class FeatureStrategySegment(models.Model):
+    strategy = models.ForeignKey(
+        FeatureStrategy, on_delete=models.CASCADE, related_name="segment_links", db_index=False
+    )
+    # A segment in use cannot be deleted out from under the strategies that use it.
+    segment = models.ForeignKey(Segment, on_delete=models.PROTECT, related_name="strategy_links")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["strategy", "segment"], name="strategy_segment_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.strategy_id} uses {self.segment_id}"
+
+
+class LifecycleStage(models.TextChoices):
+    INITIAL = "initial", "Initial"
+    PRE_LIVE = "pre-live", "Pre-live"
+    LIVE = "live", "Live"
+    COMPLETED = "completed", "Completed"
+    ARCHIVED = "archived", "Archived"
+
+
+class FeatureLifecycleStage(models.Model):
+    """When a flag entered a stage. The flag's current stage is the one entered last."""
+
+    feature = models.ForeignKey(
+        Feature, on_delete=models.CASCADE, related_name="lifecycle_stages", db_index=False
+    )
+    stage = models.CharField(max_length=32, choices=LifecycleStage.choices)
+    entered_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["feature", "-entered_at", "-id"]
+        constraints = [
+            # A flag enters each stage once.
+            models.UniqueConstraint(fields=["feature", "stage"], name="feature_lifecycle_unique"),
+        ]
+        indexes = [
+            models.Index(fields=["feature", "-entered_at"], name="feature_lifecycle_current"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.feature_id}: {self.stage}"
+
+
+class FeatureDependency(models.Model):
+    """The child flag is only on when its parent is enabled (or, when `enabled` is false,
+    disabled), and, if `variants` is not empty, resolves to one of those variants."""
+
+    parent = models.ForeignKey(Feature, on_delete=models.CASCADE, related_name="dependents")
+    child = models.ForeignKey(
+        Feature, on_delete=models.CASCADE, related_name="dependencies", db_index=False
+    )
+    enabled = models.BooleanField(default=True)
+    variants = models.JSONField(default=list, blank=True, validators=[validate_dependency_variants])
+
+    class Meta:
+        ordering = ["id"]
+        verbose_name_plural = "feature dependencies"
+        constraints = [
+            models.UniqueConstraint(fields=["child", "parent"], name="feature_dependency_unique"),
+            models.CheckConstraint(
+                condition=~models.Q(parent=models.F("child")), name="feature_dependency_not_self"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.child_id} depends on {self.parent_id}"
+
+
+class FavoriteFeature(models.Model):
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="favorite_features"
+    )
+    feature = models.ForeignKey(
+        Feature, on_delete=models.CASCADE, related_name="favorites", db_index=False
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["feature", "user"], name="favorite_feature_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} ♥ {self.feature_id}"

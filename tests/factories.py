@@ -126,3 +126,84 @@ class FeatureEnvironmentFactory(DjangoModelFactory):
 
     feature = factory.SubFactory(FeatureFactory)
     environment_id = "development"
+
+
+# --- features: tags, strategies, lifecycle, dependencies --------------------------------
+from features.models import (  # noqa: E402
+    FeatureDependency,
+    FeatureLifecycleStage,
+    FeatureStrategy,
+    FeatureTag,
+    Tag,
+    TagType,
+)
+
+
+class TagTypeFactory(DjangoModelFactory):
+    class Meta:
+        model = TagType
+        django_get_or_create = ("name",)
+
+    name = factory.Sequence(lambda n: f"tagtype-{n}")
+
+
+class TagFactory(DjangoModelFactory):
+    class Meta:
+        model = Tag
+        django_get_or_create = ("type", "value")
+
+    type = factory.LazyFunction(lambda: TagType.objects.get(name="simple"))
+    value = factory.Sequence(lambda n: f"tag-{n}")
+
+
+class FeatureTagFactory(DjangoModelFactory):
+    class Meta:
+        model = FeatureTag
+
+    feature = factory.SubFactory(FeatureFactory)
+    tag = factory.SubFactory(TagFactory)
+
+
+class FeatureStrategyFactory(DjangoModelFactory):
+    class Meta:
+        model = FeatureStrategy
+
+    feature_environment = factory.SubFactory(FeatureEnvironmentFactory)
+    name = "flexibleRollout"
+    sort_order = factory.Sequence(lambda n: n)
+    parameters = factory.LazyFunction(
+        lambda: {"rollout": "50", "stickiness": "default", "groupId": "g"}
+    )
+
+
+class FeatureLifecycleStageFactory(DjangoModelFactory):
+    class Meta:
+        model = FeatureLifecycleStage
+
+    feature = factory.SubFactory(FeatureFactory)
+    stage = "initial"
+
+
+class FeatureDependencyFactory(DjangoModelFactory):
+    class Meta:
+        model = FeatureDependency
+
+    parent = factory.SubFactory(FeatureFactory)
+    child = factory.SubFactory(FeatureFactory)
+
+
+# --- auth_saml ----------------------------------------------------------------------------
+from auth_saml.models import SamlSettings  # noqa: E402
+
+
+class SamlSettingsFactory(DjangoModelFactory):
+    """The instance's SAML settings (one row), enabled, pointing at the test IdP of
+    tests/saml_idp.py; pass `certificate=` the IdP's certificate."""
+
+    class Meta:
+        model = SamlSettings
+
+    enabled = True
+    entity_id = "https://idp.test/metadata"
+    sign_on_url = "https://idp.test/sso"
+    certificate = "not-a-certificate"

@@ -1,0 +1,115 @@
+"""Reading flags: a fixed number of queries per flag, whatever its number of environments,
+strategies or tags, and whatever the number of flags in the instance."""
+
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from django.db.models import Exists, OuterRef, Prefetch, Subquery, prefetch_related_objects
+
+from features.models import (
+    FavoriteFeature,
+    Feature,
+    FeatureDependency,
+    FeatureEnvironment,
+    FeatureLifecycleStage,
+    FeatureStrategy,
+    FeatureTag,
+)
+from flagadmin.api.errors import NotFoundError
+from flagadmin.models import AuditEvent
+from projects.models import Project
+
+User = get_user_model()
+
+# What `load_feature_detail` prefetches; `create_feature` attaches the same attributes.
+DETAIL_PREFETCHES = (
+    Prefetch(
+        "environments",
+        queryset=FeatureEnvironment.objects.select_related("environment").prefetch_related(
+            Prefetch(
+                "strategies",
+                queryset=FeatureStrategy.objects.prefetch_related("segment_links"),
+                to_attr="strategy_list",
+            )
+        ),
+        to_attr="environment_list",
+    ),
+    Prefetch(
+        "feature_tags", queryset=FeatureTag.objects.select_related("tag"), to_attr="tag_links"
+    ),
+    Prefetch(
+        "lifecycle_stages",
+        queryset=FeatureLifecycleStage.objects.order_by("-entered_at", "-id"),
+        to_attr="stage_list",
+    ),
+    Prefetch("dependencies", queryset=FeatureDependency.objects.all(), to_attr="dependency_list"),
+    Prefetch(
+        "dependents",
+        queryset=FeatureDependency.objects.only("id", "parent_id", "child_id"),
+        to_attr="dependent_links",
+    ),
+)
+
+
+def get_active_project(project_id: str) -> Project:
+    """The project, unless it does not exist or is archived (404 either way)."""
+    project = Project.objects.filter(pk=project_id, archived_at__isnull=True).first()
+    if project is None:
+        raise NotFoundError(f"Active project with id {project_id} does not exist")
+    return project
+
+
+def feature_collaborators(feature_name: str) -> list:
+    """Users who changed the flag (its audit events), most recent change first; one query."""
+    events = AuditEvent.objects.filter(feature_name=feature_name)
+    latest = events.filter(created_by_user_id=OuterRef("pk")).order_by("-created_at")
+    return list(
+        User.objects.filter(pk__in=events.values("created_by_user_id"))
+        .annotate(last_change=Subquery(latest.values("created_at")[:1]))
+        .only("id", "name", "username", "email", "image_url")
+        .order_by("-last_change", "id")
+    )
+
+
+def _not_in_project(name: str, project_id: str, found: Feature | None) -> NotFoundError:
+    elsewhere = (
+        "."
+        if found is None
+        else f', but there\'s a feature with that name in project "{found.project_id}"'
+    )
+    return NotFoundError(f'There\'s no feature named "{name}" in project "{project_id}"{elsewhere}')
+
+
+def get_project_feature(*, project_id: str, name: str) -> Feature:
+    """The flag `name` of project `project_id`, archived or not (404 otherwise)."""
+    feature = Feature.objects.filter(name=name).first()
+    if feature is None or feature.project_id != project_id:
+        raise _not_in_project(name, project_id, feature)
+    return feature
+
+
+def load_feature_detail(*, project_id: str, name: str, user: object) -> Feature:
+    """The flag `name` of project `project_id` with everything `featureSchema` shows.
+
+    404 when there is no such flag, when it belongs to another project, or when it is archived
+    (as Unleash: archived flags are read through the archive, not here).
+    """
+    queryset = Feature.objects.select_related("created_by")
+    if isinstance(user, User) and user.pk is not None:
+        favorites = FavoriteFeature.objects.filter(feature=OuterRef("pk"), user=user)
+        queryset = queryset.annotate(is_favorite=Exists(favorites))
+    feature = queryset.filter(name=name).first()
+    if feature is None or feature.project_id != project_id:
+        raise _not_in_project(name, project_id, feature)
+    if feature.archived_at is not None:
+        raise NotFoundError(f"Could not find feature toggle with name {name}")
+    if not hasattr(feature, "is_favorite"):
+        feature.is_favorite = False
+    prefetch_related_objects([feature], *DETAIL_PREFETCHES)
+    feature.tag_list = [
+        {"type": link.tag.type_id, "value": link.tag.value} for link in feature.tag_links
+    ]
+    feature.current_stage = feature.stage_list[0] if feature.stage_list else None
+    feature.child_names = [link.child_id for link in feature.dependent_links]
+    feature.collaborator_list = feature_collaborators(name)
+    return feature

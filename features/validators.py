@@ -1,0 +1,193 @@
+"""Shape checks for the value objects stored in JSON columns (strategy parameters, constraints,
+strategy variants, flag variants, dependency variants).
+
+The specification's tables nest these objects inside a flag's environment; they have no identity
+of their own, so they live in JSON columns. JSON columns accept anything, so every write path (the
+Django admin through `full_clean`, services through `validate_*`) checks the shape here. Each
+message names the failing path, e.g. "variants/0/weight must be <= 1000".
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django.core.exceptions import ValidationError
+
+# Flag names and project ids must survive a URL unchanged: exactly the characters JavaScript's
+# encodeURIComponent leaves alone (Unleash's rule), and not the path segments "." and "..".
+URL_FRIENDLY_RE = re.compile(r"^[A-Za-z0-9\-_.!~*'()]+$")
+# What `urllib.parse.quote` must leave alone to keep such names unchanged in a Location header.
+URL_SAFE_CHARACTERS = "-_.!~*'()"
+
+CONSTRAINT_OPERATORS = (
+    "NOT_IN",
+    "IN",
+    "STR_ENDS_WITH",
+    "STR_STARTS_WITH",
+    "STR_CONTAINS",
+    "NUM_EQ",
+    "NUM_GT",
+    "NUM_GTE",
+    "NUM_LT",
+    "NUM_LTE",
+    "DATE_AFTER",
+    "DATE_BEFORE",
+    "SEMVER_EQ",
+    "SEMVER_GT",
+    "SEMVER_LT",
+)
+WEIGHT_TYPES = ("variable", "fix")
+PAYLOAD_TYPES = ("json", "csv", "string", "number")
+MAX_WEIGHT = 1000
+
+
+def is_url_friendly(name: str) -> bool:
+    return bool(URL_FRIENDLY_RE.match(name)) and name not in (".", "..")
+
+
+class _Checker:
+    """Collects the first problem found, with the path where it was found."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+
+    def fail(self, path: str, message: str) -> None:
+        where = f"{self.root}/{path}" if path else self.root
+        raise ValidationError(f"{where} {message}", code="invalid")
+
+    def is_object(self, value: Any, path: str) -> dict:
+        if not isinstance(value, dict):
+            self.fail(path, "must be object")
+        return value
+
+    def is_list(self, value: Any, path: str) -> list:
+        if not isinstance(value, list):
+            self.fail(path, "must be array")
+        return value
+
+    def string(self, obj: dict, key: str, path: str, *, required: bool) -> None:
+        if key not in obj:
+            if required:
+                self.fail(f"{path}/{key}".lstrip("/"), "is required")
+            return
+        if not isinstance(obj[key], str):
+            self.fail(f"{path}/{key}".lstrip("/"), "must be string")
+
+    def boolean(self, obj: dict, key: str, path: str) -> None:
+        if key in obj and not isinstance(obj[key], bool):
+            self.fail(f"{path}/{key}".lstrip("/"), "must be boolean")
+
+    def choice(self, obj: dict, key: str, path: str, allowed: tuple[str, ...], *, required: bool):
+        self.string(obj, key, path, required=required)
+        if key in obj and obj[key] not in allowed:
+            values = ", ".join(f'"{a}"' for a in allowed)
+            self.fail(f"{path}/{key}".lstrip("/"), f"must be one of {values}")
+
+    def string_list(self, obj: dict, key: str, path: str, *, required: bool) -> None:
+        if key not in obj:
+            if required:
+                self.fail(f"{path}/{key}".lstrip("/"), "is required")
+            return
+        items = self.is_list(obj[key], f"{path}/{key}".lstrip("/"))
+        for index, item in enumerate(items):
+            if not isinstance(item, str):
+                self.fail(f"{path}/{key}/{index}".lstrip("/"), "must be string")
+
+    def weight(self, obj: dict, path: str, *, integer: bool) -> None:
+        where = f"{path}/weight".lstrip("/")
+        if "weight" not in obj:
+            self.fail(where, "is required")
+        weight = obj["weight"]
+        number_types = int if integer else int | float
+        if isinstance(weight, bool) or not isinstance(weight, number_types):
+            self.fail(where, "must be integer" if integer else "must be number")
+        if not 0 <= weight <= MAX_WEIGHT:
+            self.fail(where, f"must be between 0 and {MAX_WEIGHT}")
+
+    def payload(self, obj: dict, path: str) -> None:
+        if "payload" not in obj or obj["payload"] is None:
+            return
+        where = f"{path}/payload".lstrip("/")
+        payload = self.is_object(obj["payload"], where)
+        self.choice(payload, "type", where, PAYLOAD_TYPES, required=True)
+        self.string(payload, "value", where, required=True)
+
+
+def _unique_names(check: _Checker, items: list[dict]) -> None:
+    seen: set[str] = set()
+    for index, item in enumerate(items):
+        if item["name"] in seen:
+            check.fail(f"{index}/name", f'repeats the variant name "{item["name"]}"')
+        seen.add(item["name"])
+
+
+def validate_parameters(value: Any) -> None:
+    """Strategy parameters: a map of string names to string values."""
+    check = _Checker("parameters")
+    params = check.is_object(value, "")
+    for key, item in params.items():
+        if not isinstance(item, str):
+            check.fail(str(key), "must be string")
+
+
+def validate_constraints(value: Any) -> None:
+    """Constraints: `contextName`, `operator` required; `values` or `value` per operator."""
+    check = _Checker("constraints")
+    for index, item in enumerate(check.is_list(value, "")):
+        path = str(index)
+        constraint = check.is_object(item, path)
+        check.string(constraint, "contextName", path, required=True)
+        check.choice(constraint, "operator", path, CONSTRAINT_OPERATORS, required=True)
+        check.boolean(constraint, "caseInsensitive", path)
+        check.boolean(constraint, "inverted", path)
+        check.string_list(constraint, "values", path, required=False)
+        check.string(constraint, "value", path, required=False)
+
+
+def validate_strategy_variants(value: Any) -> None:
+    """Strategy variants: name, integer weight 0-1000, weightType and stickiness required."""
+    check = _Checker("variants")
+    items = check.is_list(value, "")
+    for index, item in enumerate(items):
+        path = str(index)
+        variant = check.is_object(item, path)
+        check.string(variant, "name", path, required=True)
+        check.weight(variant, path, integer=True)
+        check.choice(variant, "weightType", path, WEIGHT_TYPES, required=True)
+        check.string(variant, "stickiness", path, required=True)
+        check.payload(variant, path)
+    _unique_names(check, items)
+
+
+def validate_variants(value: Any) -> None:
+    """A flag's variants in one environment: name and weight (0-1000) required; weightType,
+    stickiness, payload and overrides (`{contextName, values}`) optional."""
+    check = _Checker("variants")
+    items = check.is_list(value, "")
+    for index, item in enumerate(items):
+        path = str(index)
+        variant = check.is_object(item, path)
+        check.string(variant, "name", path, required=True)
+        check.weight(variant, path, integer=False)
+        check.choice(variant, "weightType", path, WEIGHT_TYPES, required=False)
+        check.string(variant, "stickiness", path, required=False)
+        check.payload(variant, path)
+        if "overrides" in variant:
+            where = f"{path}/overrides"
+            for number, raw in enumerate(check.is_list(variant["overrides"], where)):
+                override = check.is_object(raw, f"{where}/{number}")
+                check.string(override, "contextName", f"{where}/{number}", required=True)
+                check.string_list(override, "values", f"{where}/{number}", required=True)
+    _unique_names(check, items)
+    fixed = sum(v["weight"] for v in items if v.get("weightType") == "fix")
+    if fixed > MAX_WEIGHT:
+        check.fail("", f"fixed weights must not add up to more than {MAX_WEIGHT}")
+
+
+def validate_dependency_variants(value: Any) -> None:
+    """The variants a parent flag must resolve to: a list of variant names."""
+    check = _Checker("variants")
+    for index, item in enumerate(check.is_list(value, "")):
+        if not isinstance(item, str):
+            check.fail(str(index), "must be string")
