@@ -1,0 +1,694 @@
+"""SAML 2.0 sign-in end to end, with no external identity provider: pysaml2's IdP class signs
+real responses with a throwaway key, and Django's test client carries them through
+/auth/saml/login -> the IdP -> /auth/saml/callback, as a browser would."""
+
+from __future__ import annotations
+
+import json
+import re
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from django.contrib.sessions.backends.db import SessionStore
+from django.test import Client
+
+from auth_saml.config import build_sp_config
+from auth_saml.models import ConsumedAssertion, SamlSettings
+from auth_saml.services import read_idp_groups
+from flagadmin.models import AuditEvent, Role, User
+from groups.models import GroupMembership
+from tests.conftest import assert_error
+from tests.factories import GroupFactory, GroupMembershipFactory, SamlSettingsFactory, UserFactory
+from tests.saml_idp import (
+    IDP_ENTITY_ID,
+    IDP_SLO_URL,
+    IDP_SSO_URL,
+    KeyPair,
+    TestIdP,
+    make_key_pair,
+    require_xmlsec1,
+)
+
+PUBLIC_BASE_URL = "https://flags.example.com"
+ACS_URL = f"{PUBLIC_BASE_URL}/auth/saml/callback"
+
+
+@pytest.fixture(scope="session")
+def idp_keys() -> KeyPair:
+    require_xmlsec1()
+    return make_key_pair("test-idp")
+
+
+@pytest.fixture(scope="session")
+def other_keys() -> KeyPair:
+    return make_key_pair("someone-else")
+
+
+@pytest.fixture(autouse=True)
+def public_base_url(settings):
+    settings.PUBLIC_BASE_URL = PUBLIC_BASE_URL
+    settings.SAML_ALLOWED_HOSTS = ["flags.example.com"]
+
+
+@pytest.fixture
+def saml_settings(db, idp_keys) -> SamlSettings:
+    return SamlSettingsFactory(certificate=idp_keys.cert_body)
+
+
+@pytest.fixture
+def browser() -> Client:
+    return Client()
+
+
+def make_idp(client: Client, tmp_path, keys: KeyPair) -> TestIdP:
+    metadata = client.get("/auth/saml/metadata")
+    assert metadata.status_code == 200
+    return TestIdP(tmp_path / keys.cert_body[-8:].replace("/", "_"), keys, metadata.text)
+
+
+@pytest.fixture
+def idp(saml_settings, tmp_path, idp_keys) -> TestIdP:
+    return make_idp(Client(), tmp_path, idp_keys)
+
+
+@pytest.fixture
+def rogue_idp(saml_settings, tmp_path, other_keys) -> TestIdP:
+    """Same entity id, but signs with a key whose certificate is not the configured one."""
+    return make_idp(Client(), tmp_path, other_keys)
+
+
+def start_sign_in(client: Client, idp: TestIdP, next_url: str | None = None):
+    response = client.get("/auth/saml/login", {"next": next_url} if next_url else {})
+    assert response.status_code == 302, response.content
+    return idp.read_authn_request(response["Location"])
+
+
+def sign_in(
+    client: Client,
+    idp: TestIdP,
+    email: str,
+    attributes: dict[str, list[str]] | None = None,
+    next_url: str | None = None,
+    **response_kwargs,
+):
+    request, relay_state = start_sign_in(client, idp, next_url)
+    saml_response = idp.response(request, email, attributes, **response_kwargs)
+    return client.post(
+        "/auth/saml/callback", {"SAMLResponse": saml_response, "RelayState": relay_state}
+    )
+
+
+def signed_in_user_id(client: Client) -> int | None:
+    value = client.session.get("_auth_user_id")
+    return int(value) if value is not None else None
+
+
+def assert_refused(response, *fragments: str) -> str:
+    assert response.status_code == 403, response.content
+    assert response["Content-Type"].startswith("text/html")
+    text = re.sub(r"\s+", " ", response.content.decode())
+    assert "Sign-in refused" in text
+    for fragment in fragments:
+        assert fragment in text
+    return text
+
+
+# --- service provider metadata and sign-in start --------------------------------------------
+
+
+def test_metadata__entity_id_and_acs_from_public_base_url_not_host(saml_settings, browser):
+    response = browser.get("/auth/saml/metadata", HTTP_HOST="localhost")
+
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/xml")
+    xml = response.content.decode()
+    assert f'entityID="{PUBLIC_BASE_URL}"' in xml
+    assert f'Location="{ACS_URL}"' in xml
+    assert f'Location="{PUBLIC_BASE_URL}/auth/saml/logout/done"' in xml
+    assert "localhost" not in xml
+    assert "testserver" not in xml
+
+
+def test_login__redirects_to_idp_with_authn_request(idp, browser):
+    response = browser.get("/auth/saml/login", {"next": "/after"})
+
+    assert response.status_code == 302
+    location = response["Location"]
+    assert location.startswith(IDP_SSO_URL + "?")
+    request, relay_state = idp.read_authn_request(location)
+    assert relay_state == "/after"
+    assert request.issuer.text == PUBLIC_BASE_URL
+    assert request.assertion_consumer_service_url == ACS_URL
+    assert request.destination == IDP_SSO_URL
+    assert request.name_id_policy.format == (
+        "urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress"
+    )
+
+
+def test_login__foreign_next__falls_back_to_default(idp, browser):
+    response = browser.get("/auth/saml/login", {"next": "https://evil.example/"})
+
+    _, relay_state = idp.read_authn_request(response["Location"])
+    assert relay_state == "/docs/"
+
+
+def test_sp_config__security_options(saml_settings):
+    config = build_sp_config(saml_settings)
+
+    assert config.entityid == PUBLIC_BASE_URL
+    assert config.accepted_time_diff == 60
+    assert config.getattr("allow_unsolicited", "sp") is False
+    assert config.getattr("want_assertions_or_response_signed", "sp") is True
+    assert config.getattr("signing_algorithm", "sp").endswith("rsa-sha256")
+    assert config.getattr("digest_algorithm", "sp").endswith("sha256")
+
+
+# --- known users ----------------------------------------------------------------------------
+
+
+def test_sign_in__known_user_case_insensitive__signed_in(idp, browser):
+    user = UserFactory(email="alice@example.com", login_attempts=3, seen_at=None)
+
+    response = sign_in(browser, idp, "Alice@Example.COM", next_url="/after")
+
+    assert response.status_code == 302, response.content
+    assert response["Location"] == "/after"
+    assert signed_in_user_id(browser) == user.pk
+    user.refresh_from_db()
+    assert user.login_attempts == 0
+    assert user.seen_at is not None
+    assert User.objects.filter(email__iexact="alice@example.com").count() == 1
+
+
+@pytest.mark.parametrize(
+    ("sign_response", "sign_assertion"),
+    [
+        pytest.param(False, True, id="assertion-signed"),
+        pytest.param(True, False, id="response-signed"),
+        pytest.param(True, True, id="both-signed"),
+    ],
+)
+def test_sign_in__either_signature__accepted(idp, browser, sign_response, sign_assertion):
+    user = UserFactory(email="bob@example.com")
+
+    response = sign_in(
+        browser, idp, "bob@example.com", sign_response=sign_response, sign_assertion=sign_assertion
+    )
+
+    assert response.status_code == 302, response.content
+    assert signed_in_user_id(browser) == user.pk
+
+
+def test_sign_in__admin_without_next__lands_on_django_admin(idp, browser):
+    UserFactory(email="root@example.com", root_role_id=Role.ADMIN)
+
+    response = sign_in(browser, idp, "root@example.com")
+
+    assert response.status_code == 302
+    assert response["Location"] == "/admin/"
+    assert browser.get("/admin/").status_code == 200
+
+
+def test_sign_in__editor_without_next__lands_on_docs_not_admin(idp, browser):
+    UserFactory(email="ed@example.com", root_role_id=Role.EDITOR)
+
+    response = sign_in(browser, idp, "ed@example.com")
+
+    assert response.status_code == 302
+    assert response["Location"] == "/docs/"
+    admin = browser.get("/admin/")
+    assert admin.status_code == 302
+    assert admin["Location"].startswith("/admin/login/")
+
+
+def test_sign_in__session_calls_the_api(idp, browser):
+    UserFactory(email="root@example.com", root_role_id=Role.ADMIN)
+    sign_in(browser, idp, "root@example.com")
+
+    settings_response = browser.get("/api/admin/auth/saml/settings")
+    projects_response = browser.get("/api/admin/projects")
+
+    assert settings_response.status_code == 200
+    assert settings_response.json()["entityId"] == IDP_ENTITY_ID
+    assert projects_response.status_code not in (401, 403)
+
+
+def test_sign_in__editor_session__api_answers_403_not_401(idp, browser):
+    UserFactory(email="ed@example.com", root_role_id=Role.EDITOR)
+    sign_in(browser, idp, "ed@example.com")
+
+    response = browser.get("/api/admin/auth/saml/settings")
+
+    assert_error(response, 403, "NoAccessError")
+
+
+def test_api__no_session_no_token__still_401(saml_settings, browser):
+    assert_error(browser.get("/api/admin/auth/saml/settings"), 401, "AuthenticationRequired")
+
+
+def test_sign_in__inactive_user__refused_and_counted(idp, browser):
+    user = UserFactory(email="gone@example.com", is_active=False, login_attempts=1)
+
+    response = sign_in(browser, idp, "gone@example.com")
+
+    assert_refused(response, "gone@example.com is disabled")
+    assert signed_in_user_id(browser) is None
+    user.refresh_from_db()
+    assert user.login_attempts == 2
+
+
+def test_sign_in__existing_user_outside_email_domains__signed_in(idp, browser):
+    SamlSettings.objects.update(auto_create=True, email_domains="example.com")
+    user = UserFactory(email="carol@partner.org")
+
+    response = sign_in(browser, idp, "carol@partner.org")
+
+    assert response.status_code == 302
+    assert signed_in_user_id(browser) == user.pk
+
+
+# --- unknown users ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("role_settings", "expected_role"),
+    [
+        pytest.param({}, Role.EDITOR, id="default-editor"),
+        pytest.param({"default_root_role": "Viewer"}, Role.VIEWER, id="by-name"),
+        pytest.param({"default_root_role_id": 3}, Role.VIEWER, id="by-id"),
+        pytest.param(
+            {"default_root_role": "Viewer", "default_root_role_id": 1}, Role.ADMIN, id="id-wins"
+        ),
+    ],
+)
+def test_sign_in__unknown_user_allowed__created_with_root_role(
+    idp, browser, role_settings, expected_role
+):
+    SamlSettings.objects.update(
+        auto_create=True, email_domains=" @Example.COM , other.org", **role_settings
+    )
+
+    response = sign_in(
+        browser, idp, "New.Person@example.com", {"firstName": ["New"], "lastName": ["Person"]}
+    )
+
+    assert response.status_code == 302, response.content
+    user = User.objects.get(email="new.person@example.com")
+    assert signed_in_user_id(browser) == user.pk
+    assert user.root_role_id == expected_role
+    assert user.name == "New Person"
+    assert user.seen_at is not None
+    assert not user.has_usable_password()
+    event = AuditEvent.objects.get(type="user-created")
+    assert event.data == {
+        "id": user.pk,
+        "email": "new.person@example.com",
+        "name": "New Person",
+        "rootRole": expected_role,
+        "source": "saml",
+    }
+
+
+@pytest.mark.parametrize(
+    ("saml_fields", "email", "reason"),
+    [
+        pytest.param(
+            {"auto_create": False, "email_domains": "example.com"},
+            "new@example.com",
+            "accounts are not created automatically",
+            id="auto-create-off",
+        ),
+        pytest.param(
+            {"auto_create": None, "email_domains": "example.com"},
+            "new@example.com",
+            "accounts are not created automatically",
+            id="auto-create-not-sent",
+        ),
+        pytest.param(
+            {"auto_create": True, "email_domains": "example.org, other.com"},
+            "new@example.com",
+            "its domain is not one of the allowed email domains",
+            id="domain-not-listed",
+        ),
+        pytest.param(
+            {"auto_create": True, "email_domains": "example.com"},
+            "new@sub.example.com",
+            "its domain is not one of the allowed email domains",
+            id="subdomain-not-listed",
+        ),
+        pytest.param(
+            {"auto_create": True, "email_domains": None},
+            "new@example.com",
+            "its domain is not one of the allowed email domains",
+            id="no-domains",
+        ),
+    ],
+)
+def test_sign_in__unknown_user_not_allowed__refused_nobody_created(
+    idp, browser, saml_fields, email, reason
+):
+    SamlSettings.objects.update(**saml_fields)
+    users_before = User.objects.count()
+
+    response = sign_in(browser, idp, email)
+
+    assert_refused(response, reason)
+    assert User.objects.count() == users_before
+    assert signed_in_user_id(browser) is None
+
+
+def test_sign_in__name_id_not_an_email__refused(idp, browser):
+    SamlSettings.objects.update(auto_create=True, email_domains="example.com")
+
+    response = sign_in(browser, idp, "not-an-email")
+
+    assert_refused(response, "did not send an email address")
+
+
+# --- responses that must be refused ---------------------------------------------------------
+
+
+def test_sign_in__unsigned_response__refused_and_counted(idp, browser):
+    user = UserFactory(email="alice@example.com", login_attempts=0)
+
+    response = sign_in(browser, idp, "alice@example.com", sign_response=False, sign_assertion=False)
+
+    assert_refused(response, "not signed")
+    assert signed_in_user_id(browser) is None
+    user.refresh_from_db()
+    assert user.login_attempts == 1
+
+
+def test_sign_in__signed_by_other_key__refused_and_counted(saml_settings, rogue_idp, browser):
+    user = UserFactory(email="alice@example.com", login_attempts=2)
+
+    response = sign_in(browser, rogue_idp, "alice@example.com", sign_response=True)
+
+    assert_refused(response, "not signed with the identity provider")
+    assert signed_in_user_id(browser) is None
+    user.refresh_from_db()
+    assert user.login_attempts == 3
+
+
+def test_sign_in__wrong_in_response_to__refused(idp, browser):
+    UserFactory(email="alice@example.com")
+
+    response = sign_in(browser, idp, "alice@example.com", in_response_to="id-not-ours")
+
+    assert_refused(response, "does not answer a sign-in started from this browser")
+    assert signed_in_user_id(browser) is None
+
+
+def test_sign_in__idp_initiated__refused(idp, browser):
+    UserFactory(email="alice@example.com")
+    request, _ = start_sign_in(Client(), idp)  # another browser started it
+    saml_response = idp.response(request, "alice@example.com")
+
+    response = browser.post("/auth/saml/callback", {"SAMLResponse": saml_response})
+
+    assert_refused(response, "does not answer a sign-in started from this browser")
+    assert signed_in_user_id(browser) is None
+
+
+def test_sign_in__replayed_in_same_session__refused(idp, browser):
+    UserFactory(email="alice@example.com")
+    request, _ = start_sign_in(browser, idp)
+    saml_response = idp.response(request, "alice@example.com")
+    first = browser.post("/auth/saml/callback", {"SAMLResponse": saml_response})
+    assert first.status_code == 302
+    attacker = Client()
+
+    second = browser.post("/auth/saml/callback", {"SAMLResponse": saml_response})
+    third = attacker.post("/auth/saml/callback", {"SAMLResponse": saml_response})
+
+    assert_refused(second, "already been used")
+    assert_refused(third)
+    assert signed_in_user_id(attacker) is None
+
+
+def test_sign_in__replay_with_outstanding_request_restored__refused_by_assertion_store(
+    idp, browser
+):
+    UserFactory(email="alice@example.com")
+    request, relay_state = start_sign_in(browser, idp)
+    saml_response = idp.response(request, "alice@example.com")
+    assert browser.post("/auth/saml/callback", {"SAMLResponse": saml_response}).status_code == 302
+    assert ConsumedAssertion.objects.count() == 1
+    # Put the answered request back, as if the session store had been copied before sign-in.
+    saml_session = SessionStore(browser.cookies["saml_session"].value)
+    saml_session["_saml2_outstanding_queries"] = {request.id: relay_state}
+    saml_session.save()
+    browser.logout()
+
+    response = browser.post("/auth/saml/callback", {"SAMLResponse": saml_response})
+
+    assert_refused(response, "already been used")
+
+
+def test_sign_in__missing_saml_response__400_page(idp, browser):
+    response = browser.post("/auth/saml/callback", {})
+
+    assert response.status_code == 400
+    assert "carries no SAML response" in response.content.decode()
+
+
+def test_sign_in__idp_clock_30s_ahead__accepted(idp, browser, monkeypatch):
+    import saml2.time_util
+
+    UserFactory(email="alice@example.com")
+    request, relay_state = start_sign_in(browser, idp)
+    saml_response = idp.response(request, "alice@example.com")
+    real_now = saml2.time_util.utc_now
+    monkeypatch.setattr(saml2.time_util, "utc_now", lambda: real_now() - 30)
+
+    response = browser.post(
+        "/auth/saml/callback", {"SAMLResponse": saml_response, "RelayState": relay_state}
+    )
+
+    assert response.status_code == 302
+
+
+def test_sign_in__idp_clock_90s_ahead__refused(idp, browser, monkeypatch):
+    import saml2.time_util
+
+    UserFactory(email="alice@example.com")
+    request, relay_state = start_sign_in(browser, idp)
+    saml_response = idp.response(request, "alice@example.com")
+    real_now = saml2.time_util.utc_now
+    monkeypatch.setattr(saml2.time_util, "utc_now", lambda: real_now() - 90)
+
+    response = browser.post(
+        "/auth/saml/callback", {"SAMLResponse": saml_response, "RelayState": relay_state}
+    )
+
+    assert_refused(response, "not valid at this time")
+
+
+# --- group syncing ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def synced(saml_settings):
+    SamlSettings.objects.update(enable_group_syncing=True, group_json_path="groups")
+
+
+def memberships(user: User) -> dict[str, tuple[bool, str]]:
+    return {
+        m.group.name: (m.added_by_sso, m.created_by)
+        for m in GroupMembership.objects.filter(user=user).select_related("group")
+    }
+
+
+def test_group_sync__adds_and_removes_only_sign_in_memberships(synced, idp, browser):
+    user = UserFactory(email="alice@example.com")
+    dev = GroupFactory(name="dev", mappings_sso=["idp-dev", "idp-eng"])
+    ops = GroupFactory(name="ops", mappings_sso=["idp-ops"])
+    manual_dev = GroupFactory(name="manual-dev", mappings_sso=["idp-dev"])
+    manual_other = GroupFactory(name="manual-other", mappings_sso=["idp-nothing"])
+    unmapped = GroupFactory(name="unmapped")
+    for group in (manual_dev, manual_other, unmapped):
+        GroupMembershipFactory(group=group, user=user, created_by="admin@example.com")
+
+    first = sign_in(browser, idp, "alice@example.com", {"groups": ["idp-dev", "unknown"]})
+
+    assert first.status_code == 302
+    assert memberships(user) == {
+        "dev": (True, "saml"),
+        "manual-dev": (False, "admin@example.com"),
+        "manual-other": (False, "admin@example.com"),
+        "unmapped": (False, "admin@example.com"),
+    }
+    added = AuditEvent.objects.filter(type="group-user-added")
+    assert [e.data for e in added] == [{"groupId": dev.pk, "userId": user.pk}]
+    assert added[0].created_by == "unleash_system_user"
+
+    second = sign_in(Client(), idp, "alice@example.com", {"groups": ["idp-ops"]})
+
+    assert second.status_code == 302
+    assert memberships(user) == {
+        "ops": (True, "saml"),
+        "manual-dev": (False, "admin@example.com"),
+        "manual-other": (False, "admin@example.com"),
+        "unmapped": (False, "admin@example.com"),
+    }
+    removed = AuditEvent.objects.get(type="group-user-removed")
+    assert removed.pre_data == {"groupId": dev.pk, "userId": user.pk}
+    assert AuditEvent.objects.filter(type="group-user-added").count() == 2
+    assert AuditEvent.objects.filter(type="group-user-added").first().data == {
+        "groupId": ops.pk,
+        "userId": user.pk,
+    }
+
+
+def test_group_sync__empty_group_list__leaves_sign_in_groups_only(synced, idp, browser):
+    user = UserFactory(email="alice@example.com")
+    dev = GroupFactory(name="dev", mappings_sso=["idp-dev"])
+    GroupMembershipFactory(group=dev, user=user, added_by_sso=True, created_by="saml")
+    manual = GroupFactory(name="manual", mappings_sso=["idp-dev"])
+    GroupMembershipFactory(group=manual, user=user)
+
+    sign_in(browser, idp, "alice@example.com", {"groups": []})
+
+    assert set(memberships(user)) == {"manual"}
+
+
+def test_group_sync__attribute_absent__memberships_unchanged(synced, idp, browser):
+    user = UserFactory(email="alice@example.com")
+    dev = GroupFactory(name="dev", mappings_sso=["idp-dev"])
+    GroupMembershipFactory(group=dev, user=user, added_by_sso=True, created_by="saml")
+
+    response = sign_in(browser, idp, "alice@example.com", {"other": ["x"]})
+
+    assert response.status_code == 302
+    assert set(memberships(user)) == {"dev"}
+    assert not AuditEvent.objects.filter(type__startswith="group-user").exists()
+
+
+def test_group_sync__disabled__memberships_unchanged(saml_settings, idp, browser):
+    SamlSettings.objects.update(enable_group_syncing=False, group_json_path="groups")
+    user = UserFactory(email="alice@example.com")
+    GroupFactory(name="dev", mappings_sso=["idp-dev"])
+
+    sign_in(browser, idp, "alice@example.com", {"groups": ["idp-dev"]})
+
+    assert memberships(user) == {}
+
+
+def test_group_sync__claim_uri_attribute_name__matched_exactly(synced, idp, browser):
+    claim = "http://schemas.microsoft.com/ws/2008/06/identity/claims/groups"
+    SamlSettings.objects.update(group_json_path=claim)
+    user = UserFactory(email="alice@example.com")
+    GroupFactory(name="dev", mappings_sso=["0b5c6f1e-group-object-id"])
+
+    sign_in(browser, idp, "alice@example.com", {claim: ["0b5c6f1e-group-object-id"]})
+
+    assert set(memberships(user)) == {"dev"}
+
+
+def test_group_sync__new_user__joins_groups(synced, idp, browser):
+    SamlSettings.objects.update(auto_create=True, email_domains="example.com")
+    GroupFactory(name="dev", mappings_sso=["idp-dev"])
+
+    sign_in(browser, idp, "new@example.com", {"groups": ["idp-dev"]})
+
+    assert memberships(User.objects.get(email="new@example.com")) == {"dev": (True, "saml")}
+
+
+@pytest.mark.parametrize(
+    ("attributes", "path", "expected"),
+    [
+        pytest.param({"groups": ["a", "b"]}, "groups", ["a", "b"], id="exact"),
+        pytest.param({"groups": "a"}, "groups", ["a"], id="single-string"),
+        pytest.param({"a.b": ["x"], "a": ['{"b": ["y"]}']}, "a.b", ["x"], id="exact-wins"),
+        pytest.param(
+            {"profile": ['{"groups": ["y", "z"]}']}, "profile.groups", ["y", "z"], id="walk"
+        ),
+        pytest.param(
+            {"profile": ['{"org": {"groups": "y"}}']}, "profile.org.groups", ["y"], id="deep-walk"
+        ),
+        pytest.param({"groups": ['["a", "b"]']}, "groups", ["a", "b"], id="json-array-value"),
+        pytest.param({"groups": ["a"]}, "teams", None, id="absent"),
+        pytest.param({"profile": ['{"teams": []}']}, "profile.groups", None, id="walk-absent"),
+        pytest.param({"groups": ["a"]}, "", None, id="no-path"),
+    ],
+)
+def test_read_idp_groups(attributes, path, expected):
+    assert read_idp_groups(attributes, path) == expected
+
+
+# --- sign-out ---------------------------------------------------------------------------------
+
+
+def test_logout__without_sign_out_url__local_logout(idp, browser):
+    UserFactory(email="alice@example.com")
+    sign_in(browser, idp, "alice@example.com")
+
+    response = browser.get("/auth/saml/logout")
+
+    assert response.status_code == 302
+    assert response["Location"] == "/docs/"
+    assert signed_in_user_id(browser) is None
+
+
+def test_logout__anonymous__redirected(saml_settings, browser):
+    response = browser.get("/auth/saml/logout")
+
+    assert response.status_code == 302
+    assert response["Location"] == "/docs/"
+
+
+def test_logout__with_sign_out_url_and_sp_key__signed_request_to_idp(idp, browser, other_keys):
+    settings_row = SamlSettings.objects.get()
+    settings_row.sign_out_url = IDP_SLO_URL
+    settings_row.sp_private_key = other_keys.key_pem
+    settings_row.save()
+    UserFactory(email="alice@example.com")
+    sign_in(browser, idp, "alice@example.com")
+
+    response = browser.get("/auth/saml/logout")
+
+    assert response.status_code == 302
+    location = urlparse(response["Location"])
+    assert f"{location.scheme}://{location.netloc}{location.path}" == IDP_SLO_URL
+    query = parse_qs(location.query)
+    assert "SAMLRequest" in query
+    assert "Signature" in query
+    assert query["SigAlg"] == ["http://www.w3.org/2001/04/xmldsig-more#rsa-sha256"]
+    assert signed_in_user_id(browser) is None
+
+
+# --- disabled --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("get", "/auth/saml/login"),
+        ("post", "/auth/saml/callback"),
+        ("get", "/auth/saml/metadata"),
+        ("get", "/auth/saml/logout"),
+        ("get", "/auth/saml/logout/done"),
+    ],
+)
+@pytest.mark.parametrize("state", ["never-stored", "stored-disabled", "enabled-then-disabled"])
+def test_saml_urls__disabled__404(db, idp_keys, admin_client, browser, method, path, state):
+    if state == "stored-disabled":
+        SamlSettingsFactory(enabled=False, certificate=idp_keys.cert_body)
+    elif state == "enabled-then-disabled":
+        SamlSettingsFactory(certificate=idp_keys.cert_body)
+        admin_client.post(
+            "/api/admin/auth/saml/settings",
+            data=json.dumps({"enabled": False}),
+            content_type="application/json",
+        )
+
+    response = getattr(browser, method)(path)
+
+    assert_error(response, 404, "NotFoundError")
+
+
+def test_saml_urls__disabled__404_even_when_signed_in(db, browser):
+    user = UserFactory(root_role_id=Role.ADMIN)
+    browser.force_login(user)
+
+    assert browser.get("/auth/saml/login").status_code == 404
