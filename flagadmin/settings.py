@@ -26,7 +26,10 @@ def _load_dotenv(path: Path) -> None:
         os.environ.setdefault(key.strip(), value.strip().strip("'\""))
 
 
-_load_dotenv(BASE_DIR / ".env")
+# ENV_FILE names another file to read; set it empty to read none.
+_ENV_FILE = os.environ.get("ENV_FILE", str(BASE_DIR / ".env"))
+if _ENV_FILE:
+    _load_dotenv(Path(_ENV_FILE))
 
 
 def env_bool(name: str, default: bool = False) -> bool:
