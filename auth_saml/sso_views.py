@@ -37,12 +37,16 @@ _SAML_ASSERTION_NS = "urn:oasis:names:tc:SAML:2.0:assertion"
 
 class SamlEnabledMixin:
     """404 on every SAML URL while SAML is disabled (checked before anything else, so that an
-    already signed-in user is not redirected by the login view either)."""
+    already signed-in user is not redirected by the login view either).
 
-    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    Checked in `setup`, not `dispatch`: `as_view` copies the attributes of `dispatch` onto the
+    view function, and djangosaml2's `dispatch` carries `csrf_exempt`, which the callback needs
+    (the IdP's cross-site POST has no CSRF token)."""
+
+    def setup(self, request: HttpRequest, *args: Any, **kwargs: Any) -> None:
         if not SamlSettings.load().sign_in_enabled:
             raise Http404(NOT_ENABLED)
-        return super().dispatch(request, *args, **kwargs)
+        super().setup(request, *args, **kwargs)
 
 
 class SamlLoginView(SamlEnabledMixin, saml_views.LoginView):

@@ -55,9 +55,14 @@ def saml_settings(db, idp_keys) -> SamlSettings:
     return SamlSettingsFactory(certificate=idp_keys.cert_body)
 
 
+def new_browser() -> Client:
+    """A client that checks CSRF as Django does for browsers (the test client skips it)."""
+    return Client(enforce_csrf_checks=True)
+
+
 @pytest.fixture
 def browser() -> Client:
-    return Client()
+    return new_browser()
 
 
 def make_idp(client: Client, tmp_path, keys: KeyPair) -> TestIdP:
@@ -68,13 +73,13 @@ def make_idp(client: Client, tmp_path, keys: KeyPair) -> TestIdP:
 
 @pytest.fixture
 def idp(saml_settings, tmp_path, idp_keys) -> TestIdP:
-    return make_idp(Client(), tmp_path, idp_keys)
+    return make_idp(new_browser(), tmp_path, idp_keys)
 
 
 @pytest.fixture
 def rogue_idp(saml_settings, tmp_path, other_keys) -> TestIdP:
     """Same entity id, but signs with a key whose certificate is not the configured one."""
-    return make_idp(Client(), tmp_path, other_keys)
+    return make_idp(new_browser(), tmp_path, other_keys)
 
 
 def start_sign_in(client: Client, idp: TestIdP, next_url: str | None = None):
@@ -242,6 +247,32 @@ def test_sign_in__editor_session__api_answers_403_not_401(idp, browser):
     assert_error(response, 403, "NoAccessError")
 
 
+def test_sign_in__session_writes_need_the_csrf_token(idp, browser):
+    UserFactory(email="root@example.com", root_role_id=Role.ADMIN)
+    sign_in(browser, idp, "root@example.com")
+    body = json.dumps(
+        {
+            "enabled": True,
+            "entityId": "https://idp.example/new",
+            "signOnUrl": "s",
+            "certificate": "c",
+        }
+    )
+    url = "/api/admin/auth/saml/settings"
+
+    without_token = browser.post(url, data=body, content_type="application/json")
+    with_token = browser.post(
+        url,
+        data=body,
+        content_type="application/json",
+        HTTP_X_CSRFTOKEN=browser.cookies["csrftoken"].value,  # set by sign-in
+    )
+
+    assert without_token.status_code == 403
+    assert with_token.status_code == 200, with_token.content
+    assert AuditEvent.objects.get(type="setting-updated").created_by == "root@example.com"
+
+
 def test_api__no_session_no_token__still_401(saml_settings, browser):
     assert_error(browser.get("/api/admin/auth/saml/settings"), 401, "AuthenticationRequired")
 
@@ -401,7 +432,7 @@ def test_sign_in__wrong_in_response_to__refused(idp, browser):
 
 def test_sign_in__idp_initiated__refused(idp, browser):
     UserFactory(email="alice@example.com")
-    request, _ = start_sign_in(Client(), idp)  # another browser started it
+    request, _ = start_sign_in(new_browser(), idp)  # another browser started it
     saml_response = idp.response(request, "alice@example.com")
 
     response = browser.post("/auth/saml/callback", {"SAMLResponse": saml_response})
@@ -416,7 +447,7 @@ def test_sign_in__replayed_in_same_session__refused(idp, browser):
     saml_response = idp.response(request, "alice@example.com")
     first = browser.post("/auth/saml/callback", {"SAMLResponse": saml_response})
     assert first.status_code == 302
-    attacker = Client()
+    attacker = new_browser()
 
     second = browser.post("/auth/saml/callback", {"SAMLResponse": saml_response})
     third = attacker.post("/auth/saml/callback", {"SAMLResponse": saml_response})
@@ -522,7 +553,7 @@ def test_group_sync__adds_and_removes_only_sign_in_memberships(synced, idp, brow
     assert [e.data for e in added] == [{"groupId": dev.pk, "userId": user.pk}]
     assert added[0].created_by == "unleash_system_user"
 
-    second = sign_in(Client(), idp, "alice@example.com", {"groups": ["idp-ops"]})
+    second = sign_in(new_browser(), idp, "alice@example.com", {"groups": ["idp-ops"]})
 
     assert second.status_code == 302
     assert memberships(user) == {
@@ -689,6 +720,8 @@ def test_saml_urls__disabled__404(db, idp_keys, admin_client, browser, method, p
 
 def test_saml_urls__disabled__404_even_when_signed_in(db, browser):
     user = UserFactory(root_role_id=Role.ADMIN)
+    user.refresh_from_db()  # the session hash needs the stored password
     browser.force_login(user)
+    assert browser.get("/api/admin/auth/saml/settings").status_code == 200
 
     assert browser.get("/auth/saml/login").status_code == 404
