@@ -1,12 +1,26 @@
-"""Django admin of user groups: members inline, SSO mappings, root role, member count."""
+"""Django admin of user groups (members inline, SSO mappings, root role, member count), and the
+groups of each user on the core's user admin."""
 
 from __future__ import annotations
 
 from django.contrib import admin
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Prefetch, QuerySet
 from django.http import HttpRequest
 
+from flagadmin.admin import UserAdmin as CoreUserAdmin
+from flagadmin.models import User
 from groups.models import Group, GroupMembership
+
+
+def _save_memberships(request: HttpRequest, formset) -> None:
+    """Memberships added in the admin were added by hand, by the signed-in admin."""
+    for membership in formset.save(commit=False):
+        if membership.pk is None:
+            membership.created_by = request.user.audit_name
+        membership.save()
+    for removed in formset.deleted_objects:
+        removed.delete()
+    formset.save_m2m()
 
 
 class GroupMembershipInline(admin.TabularInline):
@@ -70,11 +84,56 @@ class GroupAdmin(admin.ModelAdmin):
         super().save_model(request, obj, form, change)
 
     def save_formset(self, request: HttpRequest, form, formset, change: bool) -> None:
-        # Members added here were added by this admin, by hand (never by SSO).
-        for membership in formset.save(commit=False):
-            if membership.pk is None:
-                membership.created_by = request.user.audit_name
-            membership.save()
-        for removed in formset.deleted_objects:
-            removed.delete()
-        formset.save_m2m()
+        _save_memberships(request, formset)
+
+
+# --- the groups of a user ------------------------------------------------------------------
+
+
+class UserGroupMembershipInline(admin.TabularInline):
+    model = GroupMembership
+    fk_name = "user"
+    extra = 0
+    fields = ["group", "joined_at", "created_by", "added_by_sso"]
+    readonly_fields = ["joined_at", "created_by", "added_by_sso"]
+    verbose_name = "group"
+    verbose_name_plural = "groups"
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[GroupMembership]:
+        return super().get_queryset(request).select_related("group")
+
+
+# The core registers the user admin and must not import this app (groups imports the core), so
+# this app extends it: the same admin, plus the user's groups.
+admin.site.unregister(User)
+
+
+@admin.register(User)
+class UserAdmin(CoreUserAdmin):
+    inlines = [*CoreUserAdmin.inlines, UserGroupMembershipInline]
+    list_display = (*CoreUserAdmin.list_display, "group_names")
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[User]:
+        # The groups column reads prefetched memberships: two queries per page, not one per row.
+        return (
+            super()
+            .get_queryset(request)
+            .prefetch_related(
+                Prefetch(
+                    "group_memberships",
+                    queryset=GroupMembership.objects.select_related("group").order_by(
+                        "group__name"
+                    ),
+                )
+            )
+        )
+
+    @admin.display(description="groups")
+    def group_names(self, user: User) -> str:
+        return ", ".join(m.group.name for m in user.group_memberships.all()) or "-"
+
+    def save_formset(self, request: HttpRequest, form, formset, change: bool) -> None:
+        if formset.model is GroupMembership:
+            _save_memberships(request, formset)
+        else:
+            super().save_formset(request, form, formset, change)

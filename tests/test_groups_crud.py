@@ -112,7 +112,7 @@ def test_list_groups__anonymous__401(anon_client, db):
 
 
 @pytest.mark.parametrize("principal", ["viewer_client", "client_token_client"])
-def test_list_groups__without_admin__403(request, principal):
+def test_list_groups__without_admin__403(request, db, principal):
     client = request.getfixturevalue(principal)
 
     assert_error(client.get("/api/admin/groups"), 403, "NoAccessError")
@@ -237,7 +237,7 @@ def test_create_group__anonymous__401(anon_client, db):
 
 
 @pytest.mark.parametrize("principal", ["viewer_client", "editor_client", "client_token_client"])
-def test_create_group__without_admin__403(request, principal):
+def test_create_group__without_admin__403(request, db, principal):
     client = request.getfixturevalue(principal)
 
     error = assert_error(post(client, {"name": "x"}), 403, "NoAccessError")
