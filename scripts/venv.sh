@@ -1,0 +1,24 @@
+# Sourced by scripts/serve, scripts/test and .ci/run: make sure .venv exists and holds the project
+# with its dev extras, installing again only when pyproject.toml has changed since the last time.
+# Needs Python 3.11 with pip and venv; nothing else.
+
+ensure_venv() {
+    local python=${PYTHON:-}
+    if [[ -z $python ]]; then
+        if command -v python3.11 >/dev/null 2>&1; then python=python3.11; else python=python3; fi
+    fi
+    if [[ ! -x .venv/bin/python ]]; then
+        echo "Creating the virtual environment in .venv ($("$python" --version 2>&1))"
+        "$python" -m venv .venv
+    fi
+    local stamp=.venv/.flagadmin-installed
+    local want
+    want=$(.venv/bin/python -c \
+        "import hashlib, sys; print(hashlib.sha256(open('pyproject.toml', 'rb').read()).hexdigest())")
+    if [[ ! -f $stamp || $(cat "$stamp") != "$want" ]]; then
+        echo "Installing flagadmin and its dependencies into .venv (pip install -e '.[dev]')"
+        .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+        .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+        echo "$want" >"$stamp"
+    fi
+}
