@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import factory
+from django.contrib.auth.hashers import make_password
 from factory.django import DjangoModelFactory
 
 from flagadmin.models import ApiToken, AuditEvent, Role, TokenType, User
@@ -18,7 +19,9 @@ class UserFactory(DjangoModelFactory):
     username = factory.Sequence(lambda n: f"user{n}")
     email = factory.LazyAttribute(lambda u: f"{u.username}@example.com")
     root_role_id = Role.EDITOR
-    password = factory.PostGenerationMethodCall("set_unusable_password")
+    # Set before the insert: a post-generation call is not saved (skip_postgeneration_save),
+    # which left the row's password differing from the object's and broke force_login sessions.
+    password = factory.LazyFunction(lambda: make_password(None))  # unusable
 
 
 def make_token(
@@ -73,6 +76,7 @@ class GroupMembershipFactory(DjangoModelFactory):
 # --- projects ---------------------------------------------------------------------------
 from projects.models import (  # noqa: E402
     Environment,
+    FavoriteProject,
     Project,
     ProjectEnvironment,
     ProjectRoleAssignment,
@@ -106,6 +110,14 @@ class ProjectRoleAssignmentFactory(DjangoModelFactory):
 
     project = factory.SubFactory(ProjectFactory)
     role_id = Role.OWNER
+
+
+class FavoriteProjectFactory(DjangoModelFactory):
+    class Meta:
+        model = FavoriteProject
+
+    user = factory.SubFactory(UserFactory)
+    project = factory.SubFactory(ProjectFactory)
 
 
 # --- features ---------------------------------------------------------------------------

@@ -1,0 +1,248 @@
+"""Request and response bodies of the project endpoints.
+
+The list (`projectsSchema`) is built by `projects.queries` as plain dicts and encoded once per
+computation, so its serializers below describe it for the OpenAPI document only; a test holds
+the two in step (the keys of a listed project are exactly the fields of `projectSchema`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_serializer
+from rest_framework import serializers
+
+from flagadmin.api.fields import (
+    StrictCharField,
+    StrictChoiceField,
+    StrictIntegerField,
+    StrictListField,
+    StrictSerializer,
+)
+from flagadmin.models import AccountType, Role, RoleType, User
+from groups.models import Group
+from projects.models import Environment, ProjectMode
+
+# Project ids must survive a URL unchanged: exactly the characters JavaScript's
+# encodeURIComponent leaves alone (Unleash's rule for flag names and project ids), and not the
+# path segments "." and "..".
+URL_FRIENDLY_RE = re.compile(r"^[A-Za-z0-9\-_.!~*'()]+$")
+URL_SAFE_CHARACTERS = "-_.!~*'()"
+
+
+def is_url_friendly(value: str) -> bool:
+    return bool(URL_FRIENDLY_RE.match(value)) and value not in (".", "..")
+
+
+# --- response: the list ------------------------------------------------------------------------
+
+
+@extend_schema_serializer(component_name="projectOwnerUserSchema")
+class ProjectOwnerUserSerializer(serializers.Serializer):
+    ownerType = serializers.ChoiceField(choices=["user"])
+    name = serializers.CharField(help_text="The user's name, else username, else email.")
+    email = serializers.CharField(allow_null=True)
+    imageUrl = serializers.CharField(allow_null=True, help_text="Null when none is set.")
+
+
+@extend_schema_serializer(component_name="projectOwnerGroupSchema")
+class ProjectOwnerGroupSerializer(serializers.Serializer):
+    ownerType = serializers.ChoiceField(choices=["group"])
+    name = serializers.CharField()
+
+
+@extend_schema_serializer(component_name="projectOwnerSystemSchema")
+class ProjectOwnerSystemSerializer(serializers.Serializer):
+    ownerType = serializers.ChoiceField(choices=["system"])
+
+
+ProjectOwnerSerializer = PolymorphicProxySerializer(
+    component_name="projectOwnerSchema",
+    serializers={
+        "user": ProjectOwnerUserSerializer,
+        "group": ProjectOwnerGroupSerializer,
+        "system": ProjectOwnerSystemSerializer,
+    },
+    resource_type_field_name="ownerType",
+    many=False,
+)
+
+
+@extend_schema_serializer(component_name="projectSchema")
+class ProjectSchemaSerializer(serializers.Serializer):
+    """A project with figures computed when read."""
+
+    id = serializers.CharField(help_text="Project id.")
+    name = serializers.CharField()
+    description = serializers.CharField(allow_null=True)
+    health = serializers.IntegerField(
+        min_value=0,
+        max_value=100,
+        help_text="round(100 - stale% - potentially stale%) over the non-archived flags "
+        "(100 without flags), computed when read.",
+    )
+    featureCount = serializers.IntegerField(help_text="Non-archived flags.")
+    staleFeatureCount = serializers.IntegerField(help_text="Non-archived flags marked stale.")
+    potentiallyStaleFeatureCount = serializers.IntegerField(
+        help_text="Non-archived flags, not stale, older than their type's expected lifetime "
+        "(release and experiment 40 days, operational 7; kill-switch and permission never)."
+    )
+    memberCount = serializers.IntegerField(
+        help_text="Distinct users holding a project role, directly or through a group."
+    )
+    favorite = serializers.BooleanField(help_text="Always false for tokens not bound to a user.")
+    mode = serializers.ChoiceField(choices=ProjectMode.values)
+    defaultStickiness = serializers.CharField()
+    createdAt = serializers.DateTimeField()
+    updatedAt = serializers.DateTimeField(allow_null=True)
+    lastUpdatedAt = serializers.DateTimeField(
+        allow_null=True, help_text="Time of the newest audit event about a flag of the project."
+    )
+    archivedAt = serializers.DateTimeField(allow_null=True)
+    lastReportedFlagUsage = serializers.DateTimeField(
+        allow_null=True, help_text="Newest `lastSeenAt` of the project's flags."
+    )
+    owners = serializers.ListField(
+        child=ProjectOwnerSerializer,
+        help_text="Users, then groups, holding the Owner role, each by assignment time; "
+        '`[{"ownerType": "system"}]` when there are none.',
+    )
+
+
+@extend_schema_serializer(component_name="projectsSchema")
+class ProjectsSchemaSerializer(serializers.Serializer):
+    version = serializers.IntegerField(help_text="Always 1.")
+    projects = ProjectSchemaSerializer(many=True)
+
+
+@extend_schema_serializer(component_name="projectDetailSchema")
+class ProjectDetailSchemaSerializer(ProjectSchemaSerializer):
+    """A project as listed, with the environments enabled in it."""
+
+    environments = serializers.ListField(
+        child=serializers.CharField(), help_text="Environments enabled in the project."
+    )
+
+
+# --- requests ----------------------------------------------------------------------------------
+
+
+@extend_schema_serializer(component_name="createProjectSchema")
+class CreateProjectSchemaSerializer(StrictSerializer):
+    """A new project. Other body fields are ignored."""
+
+    id = StrictCharField(
+        max_length=100,
+        help_text="Unique project id: 1-100 characters among `A-Z a-z 0-9 - _ . ! ~ * ' ( )`, "
+        "not `.` or `..`.",
+    )
+    name = StrictCharField(max_length=255, help_text="Display name, not blank.")
+    description = StrictCharField(
+        allow_null=True, allow_blank=True, default=None, help_text='`""` is stored as null.'
+    )
+    mode = StrictChoiceField(choices=ProjectMode.values, default=ProjectMode.OPEN)
+    defaultStickiness = StrictCharField(
+        source="default_stickiness", min_length=1, max_length=100, default="default"
+    )
+    environments = StrictListField(
+        child=StrictCharField(max_length=100),
+        required=False,
+        help_text="Environments to enable in the project; when absent, every enabled "
+        "environment. An empty list enables none.",
+    )
+
+    def validate_id(self, value: str) -> str:
+        if value in (".", ".."):
+            raise serializers.ValidationError('must not be "." or ".."')
+        if not is_url_friendly(value):
+            raise serializers.ValidationError(
+                "must be URL friendly: only the characters A-Z a-z 0-9 - _ . ! ~ * ' ( ) "
+                "are allowed"
+            )
+        return value
+
+    def validate_name(self, value: str) -> str:
+        if not value.strip():
+            raise serializers.ValidationError("must not be blank")
+        return value
+
+    def validate_description(self, value: str | None) -> str | None:
+        return value or None
+
+    def validate_environments(self, value: list[str]) -> list[str]:
+        """Repeated names collapse; each must name an existing environment (one query)."""
+        wanted = list(dict.fromkeys(value))
+        known = set(Environment.objects.filter(name__in=wanted).values_list("name", flat=True))
+        errors = {
+            str(index): ["must be the name of an existing environment"]
+            for index, name in enumerate(value)
+            if name not in known
+        }
+        if errors:
+            raise serializers.ValidationError(errors)
+        return wanted
+
+
+@extend_schema_serializer(component_name="projectAddAccessSchema")
+class ProjectAddAccessSchemaSerializer(StrictSerializer):
+    """Project roles to give to users and groups: every listed role to every listed holder."""
+
+    roles = StrictListField(
+        child=StrictIntegerField(),
+        min_length=1,
+        help_text="Ids of project roles (Owner 4, Member 5, or a custom project role).",
+    )
+    groups = StrictListField(child=StrictIntegerField(), default=list, help_text="Group ids.")
+    users = StrictListField(child=StrictIntegerField(), default=list, help_text="User ids.")
+
+    @staticmethod
+    def _check(value: list[int], known: dict[int, str | None], missing: str) -> list[int]:
+        """Repeated ids collapse; an id not in `known` fails with `missing`, one whose
+        `known` value is a message fails with that message (one details entry each)."""
+        errors = {}
+        for index, item in enumerate(value):
+            if item not in known:
+                errors[str(index)] = [missing]
+            elif known[item]:
+                errors[str(index)] = [known[item]]
+        if errors:
+            raise serializers.ValidationError(errors)
+        return list(dict.fromkeys(value))
+
+    def validate_roles(self, value: list[int]) -> list[int]:
+        roles = Role.objects.filter(id__in=value).values_list("id", "type")
+        known = {
+            role_id: "must be the id of a project role, not of a root role"
+            if role_type in (RoleType.ROOT, RoleType.ROOT_CUSTOM)
+            else None
+            for role_id, role_type in roles
+        }
+        return self._check(value, known, "must be the id of an existing project role")
+
+    def validate_groups(self, value: list[int]) -> list[int]:
+        if not value:
+            return []
+        known = dict.fromkeys(Group.objects.filter(id__in=value).values_list("id", flat=True))
+        return self._check(value, known, "must be the id of an existing group")
+
+    def validate_users(self, value: list[int]) -> list[int]:
+        if not value:
+            return []
+        users = User.objects.filter(id__in=value).exclude(account_type=AccountType.SYSTEM)
+        known = dict.fromkeys(users.values_list("id", flat=True))
+        return self._check(value, known, "must be the id of an existing user")
+
+
+@extend_schema_serializer(component_name="projectAccessHolderSchema")
+class ProjectAccessHolderSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    roles = serializers.ListField(child=serializers.IntegerField())
+
+
+@extend_schema_serializer(component_name="projectAccessSchema")
+class ProjectAccessSchemaSerializer(serializers.Serializer):
+    """Who holds which project role in the project, after the change."""
+
+    project = serializers.CharField()
+    users = ProjectAccessHolderSerializer(many=True)
+    groups = ProjectAccessHolderSerializer(many=True)
