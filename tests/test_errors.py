@@ -390,3 +390,31 @@ def test_503__sqlite_busy_is_not_a_500(admin_client, monkeypatch):
 
     body = assert_error(admin_client.get(URL), 503, "ServiceUnavailableError")
     assert "locked" not in body["message"]
+
+
+# --- the session (browser users) -------------------------------------------------------------
+
+
+def test_session__signed_in_user_can_call_the_api(db):
+    client = APIClient()
+    client.force_login(UserFactory(root_role_id=1))
+
+    assert client.get(URL).status_code == 200
+
+
+def test_session__write_without_csrf_token__403_says_so(db):
+    client = APIClient(enforce_csrf_checks=True)
+    client.force_login(UserFactory(root_role_id=1))
+
+    response = client.post(URL, VALID_BODY, content_type="application/json")
+
+    body = assert_error(response, 403, "NoAccessError")
+    assert body["message"].startswith("CSRF Failed")
+    assert body["permissions"] == []
+
+
+def test_session__viewer__403(db):
+    client = APIClient()
+    client.force_login(UserFactory(root_role_id=3))
+
+    assert assert_error(client.get(URL), 403, "NoAccessError")["permissions"] == ["ADMIN"]

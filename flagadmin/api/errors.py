@@ -206,6 +206,15 @@ def _to_api_error(exc: Exception, context: Mapping[str, Any]) -> ApiError:
         )
     if isinstance(exc, drf.NotAuthenticated | drf.AuthenticationFailed):
         return AuthenticationRequired()
+    if isinstance(exc, drf.PermissionDenied) and str(exc.detail).startswith("CSRF Failed"):
+        # A signed-in browser session that sent no CSRF token: no permission is missing.
+        error = NoAccessError(
+            "NONE",
+            message=f"{exc.detail} Send the X-CSRFToken header with the session, or use an API "
+            "token in the `Authorization` header.",
+        )
+        error.extra["permissions"] = []
+        return error
     if isinstance(exc, drf.PermissionDenied | DjangoPermissionDenied):
         return NoAccessError("ADMIN")
     if isinstance(exc, drf.NotFound | Http404):
