@@ -27,7 +27,7 @@ ROOT_ROLE_ID_MESSAGE = (
 )
 
 
-@extend_schema_field({"type": "integer", "nullable": True, "example": 3})
+@extend_schema_field({"type": "number", "nullable": True, "example": 3})
 class RootRoleIdField(StrictNumberField):
     """A root role's id. The specification types it `number`, so an integral `3.0` is accepted;
     the value is resolved to the `Role`, and a project role or an unknown id is refused."""
