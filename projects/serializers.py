@@ -146,7 +146,7 @@ class CreateProjectSchemaSerializer(StrictSerializer):
     )
     environments = StrictListField(
         child=StrictCharField(max_length=100),
-        required=False,
+        default=None,
         help_text="Environments to enable in the project; when absent, every enabled "
         "environment. An empty list enables none.",
     )
@@ -169,8 +169,10 @@ class CreateProjectSchemaSerializer(StrictSerializer):
     def validate_description(self, value: str | None) -> str | None:
         return value or None
 
-    def validate_environments(self, value: list[str]) -> list[str]:
+    def validate_environments(self, value: list[str] | None) -> list[str] | None:
         """Repeated names collapse; each must name an existing environment (one query)."""
+        if value is None:
+            return None
         wanted = list(dict.fromkeys(value))
         known = set(Environment.objects.filter(name__in=wanted).values_list("name", flat=True))
         errors = {
