@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.extensions import OpenApiSerializerExtension
-from rest_framework.settings import api_settings
 
 from auth_saml.models import DefaultRootRole
 from auth_saml.serializers import HELP, REQUIRED_WHEN_ENABLED
@@ -53,6 +52,9 @@ SAML_SETTINGS_REQUEST_SCHEMA: dict[str, Any] = {
         "The settings are stored as sent and replace the previous ones entirely (a field "
         "that is not sent is cleared). Unknown fields are ignored."
     ),
+    "type": "object",
+    "properties": {"enabled": {"type": "boolean", "description": HELP["enabled"]}},
+    "required": ["enabled"],
     "oneOf": [
         {
             "type": "object",
@@ -78,14 +80,3 @@ class SamlSettingsSerializerExtension(OpenApiSerializerExtension):
 
     def map_serializer(self, auto_schema, direction) -> dict[str, Any]:
         return SAML_SETTINGS_REQUEST_SCHEMA
-
-
-class SamlSettingsAutoSchema(api_settings.DEFAULT_SCHEMA_CLASS):
-    """Keeps the specification's request component name: with COMPONENT_SPLIT_REQUEST,
-    drf-spectacular would call it `samlSettingsSchemaRequest`."""
-
-    def _get_serializer_name(self, serializer, direction, bypass_extensions=False) -> str:
-        name = super()._get_serializer_name(serializer, direction, bypass_extensions)
-        if name == REQUEST_COMPONENT + "Request":
-            return REQUEST_COMPONENT
-        return name

@@ -51,8 +51,8 @@ HELP = {
 
 
 class SamlSettingsSerializer(StrictSerializer):
-    """`samlSettingsSchema`: one of two variants chosen by `enabled` (see the OpenAPI
-    extension in `auth_saml/schema.py` for how it is documented)."""
+    """`samlSettingsSchema`: one of two variants chosen by `enabled` (documented as a `oneOf`
+    by the OpenAPI extension in `auth_saml/schema.py`)."""
 
     enabled = StrictBooleanField(help_text=HELP["enabled"])
     entityId = StrictCharField(source="entity_id", required=False, allow_blank=True)
@@ -125,7 +125,8 @@ class SamlSettingsResponseSerializer(serializers.Serializer):
     """The stored settings, as sent (fields that were not sent are left out). The service
     provider's private key is never returned; `spCertificateSet` says whether one is stored."""
 
-    enabled = serializers.BooleanField(help_text=HELP["enabled"])
+    # None marked required, as in the specification (`enabled` is in fact always present).
+    enabled = serializers.BooleanField(required=False, help_text=HELP["enabled"])
     entityId = serializers.CharField(source="entity_id", required=False, help_text=HELP["entityId"])
     signOnUrl = serializers.CharField(
         source="sign_on_url", required=False, help_text=HELP["signOnUrl"]

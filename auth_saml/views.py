@@ -8,7 +8,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from auth_saml.models import SamlSettings
-from auth_saml.schema import SamlSettingsAutoSchema
 from auth_saml.serializers import SamlSettingsResponseSerializer, SamlSettingsSerializer
 from auth_saml.services import store_saml_settings
 from flagadmin import permissions as perms
@@ -28,7 +27,6 @@ class SamlSettingsView(AdminApiMixin, APIView):
     metadata at `/auth/saml/metadata`, assertion consumer at `/auth/saml/callback`)."""
 
     required_permission = perms.ADMIN
-    schema = SamlSettingsAutoSchema()
 
     @extend_schema(
         operation_id="getSamlSettings",

@@ -409,7 +409,7 @@ def test_saml_settings__anonymous__401(anon_client, method):
 
 @pytest.mark.parametrize("principal", ["client_token_client", "viewer_client", "editor_client"])
 @pytest.mark.parametrize("method", ["get", "post"])
-def test_saml_settings__without_admin__403(request, principal, method):
+def test_saml_settings__without_admin__403(db, request, principal, method):
     client = request.getfixturevalue(principal)
 
     response = post(client, ENABLED) if method == "post" else client.get(URL)
@@ -466,3 +466,36 @@ def test_sp_key_encryption__secret_key_replaced__treated_as_unset(settings):
     settings.SECRET_KEY = "a-brand-new-secret-key"
 
     assert decrypt_secret(token) is None
+
+
+# --- OpenAPI -----------------------------------------------------------------------------------
+
+
+def test_openapi__saml_settings_documented_as_the_specification_names_them(anon_client, db):
+    document = anon_client.get("/docs/openapi.json").json()
+    post_op = document["paths"][URL]["post"]
+    schemas = document["components"]["schemas"]
+
+    assert post_op["operationId"] == "setSamlSettings"
+    assert post_op["requestBody"]["required"] is True
+    assert post_op["requestBody"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/samlSettingsSchema"
+    }
+    assert set(post_op["responses"]) == {"200", "400", "401", "403", "413", "415"}
+    assert post_op["responses"]["200"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/samlSettingsResponseSchema"
+    }
+    enabled_variant, disabled_variant = schemas["samlSettingsSchema"]["oneOf"]
+    assert enabled_variant["required"] == ["enabled", "entityId", "signOnUrl", "certificate"]
+    assert enabled_variant["properties"]["enabled"]["allOf"] == [
+        {"type": "boolean", "enum": [True]}
+    ]
+    assert disabled_variant["required"] == ["enabled"]
+    assert disabled_variant["properties"]["enabled"]["allOf"] == [
+        {"type": "boolean", "enum": [False]}
+    ]
+    assert enabled_variant["properties"]["spCertificate"]["writeOnly"] is True
+    response_props = schemas["samlSettingsResponseSchema"]["properties"]
+    assert "spCertificate" not in response_props
+    assert "spCertificateSet" in response_props
+    assert "required" not in schemas["samlSettingsResponseSchema"]
