@@ -4,6 +4,7 @@ The database is whatever DATABASE_URL says (SQLite by default, PostgreSQL in CI'
 """
 
 import os
+import tempfile
 
 os.environ.setdefault("SECRET_KEY", "test-secret-key-not-for-production")
 os.environ.setdefault("DEBUG", "0")
@@ -12,3 +13,12 @@ from flagadmin.settings import *  # noqa: F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 LOGGING["root"]["level"] = "WARNING"  # noqa: F405
+
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
+    # A test database in a file rather than shared-cache memory: in shared-cache mode a second
+    # writer fails at once with "database table is locked" instead of waiting out the busy
+    # timeout, so threaded tests (concurrent creations) would not behave as production does.
+    # One file per test process, so that runs in parallel checkouts do not collide.
+    DATABASES["default"]["TEST"] = {  # noqa: F405
+        "NAME": os.path.join(tempfile.gettempdir(), f"flagadmin-test-{os.getpid()}.sqlite3")
+    }
