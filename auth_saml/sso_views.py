@@ -20,19 +20,25 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render, resolve_url
 from djangosaml2 import views as saml_views
 from djangosaml2.utils import get_fallback_login_redirect_url
+from saml2.metadata import entity_descriptor
 from saml2.response import StatusError, UnsolicitedResponse
 from saml2.sigver import SigverError
 from saml2.validate import ResponseLifetimeExceed, ToEarly
 
 from auth_saml import services
 from auth_saml.backends import REFUSAL_ATTRIBUTE
-from auth_saml.config import NOT_ENABLED
+from auth_saml.config import (
+    ACCEPTED_DIGEST_ALGORITHMS,
+    ACCEPTED_SIGNATURE_ALGORITHMS,
+    NOT_ENABLED,
+)
 from auth_saml.models import SamlSettings
 
 logger = logging.getLogger(__name__)
 
 REFUSED_TEMPLATE = "auth_saml/sign_in_refused.html"
 _SAML_ASSERTION_NS = "urn:oasis:names:tc:SAML:2.0:assertion"
+_XMLDSIG_NS = "http://www.w3.org/2000/09/xmldsig#"
 
 
 class SamlEnabledMixin:
@@ -54,7 +60,20 @@ class SamlLoginView(SamlEnabledMixin, saml_views.LoginView):
 
 
 class SamlMetadataView(SamlEnabledMixin, saml_views.MetadataView):
-    pass
+    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        descriptor = entity_descriptor(self.get_sp_config(request))
+        if descriptor.extensions is not None:
+            # pysaml2 lists every algorithm xmlsec1 knows (MD5 and SHA-1 included); advertise
+            # only the ones the callback accepts.
+            accepted = ACCEPTED_SIGNATURE_ALGORITHMS | ACCEPTED_DIGEST_ALGORITHMS
+            descriptor.extensions.extension_elements = [
+                element
+                for element in descriptor.extensions.extension_elements
+                if element.attributes.get("Algorithm") in accepted
+            ]
+        return HttpResponse(
+            content=str(descriptor).encode("utf-8"), content_type="text/xml; charset=utf-8"
+        )
 
 
 def _reason_for(exception: BaseException | None) -> str:
@@ -78,6 +97,21 @@ def _reason_for(exception: BaseException | None) -> str:
     return "The sign-in response could not be verified."
 
 
+def refused_algorithms(xml: str) -> list[str]:
+    """The signature and digest algorithms of the response's signatures that are not accepted."""
+    root = ElementTree.fromstring(xml.encode("utf-8"))
+    refused = []
+    for tag, accepted in (
+        ("SignatureMethod", ACCEPTED_SIGNATURE_ALGORITHMS),
+        ("DigestMethod", ACCEPTED_DIGEST_ALGORITHMS),
+    ):
+        for element in root.iter(f"{{{_XMLDSIG_NS}}}{tag}"):
+            algorithm = element.get("Algorithm", "")
+            if algorithm not in accepted:
+                refused.append(algorithm)
+    return refused
+
+
 def unverified_name_id(saml_response: str | None) -> str | None:
     """The NameID of a response that failed verification, to count the failed attempt against
     the user it names. Nothing else trusts this value."""
@@ -97,6 +131,19 @@ class SamlAcsView(SamlEnabledMixin, saml_views.AssertionConsumerServiceView):
             return _refused(request, "The sign-in request carries no SAML response.", status=400)
         return super().post(request)
 
+    def custom_validation(self, response: Any) -> None:
+        """After pysaml2's checks: refuse signatures made with SHA-1 or weaker."""
+        refused = refused_algorithms(response.xmlstr)
+        if refused:
+            setattr(
+                self.request,
+                REFUSAL_ATTRIBUTE,
+                "The sign-in response is signed with an algorithm this instance does not accept "
+                f"({', '.join(sorted(set(refused)))}). Ask your administrator to configure the "
+                "identity provider to sign with RSA-SHA256.",
+            )
+            raise ValueError("weak signature algorithm")
+
     def handle_acs_failure(
         self,
         request: HttpRequest,
@@ -104,12 +151,13 @@ class SamlAcsView(SamlEnabledMixin, saml_views.AssertionConsumerServiceView):
         status: int = 403,
         **kwargs: Any,
     ) -> HttpResponse:
+        """Every refusal is a 403 page saying why (djangosaml2 uses 400 for some)."""
         reason = getattr(request, REFUSAL_ATTRIBUTE, None)
         if "session_info" not in kwargs:
             # The response itself failed verification; the backend (which counts refusals of
             # verified responses) never ran.
             services.count_failed_sign_in(unverified_name_id(request.POST.get("SAMLResponse")))
-        return _refused(request, reason or _reason_for(exception), status=status)
+        return _refused(request, reason or _reason_for(exception), status=403)
 
     def custom_redirect(self, user: Any, relay_state: str, session_info: dict) -> str | None:
         """Without an explicit `next`, admins land on the Django admin, everyone else on

@@ -140,6 +140,8 @@ class TestIdP:
         sign_response: bool = False,
         sign_assertion: bool = True,
         in_response_to: str | None = None,
+        sign_alg: str = SIG_RSA_SHA256,
+        digest_alg: str = DIGEST_SHA256,
     ) -> str:
         """A base64 SAMLResponse answering `request` (HTTP-POST binding)."""
         response = self.server.create_authn_response(
@@ -151,8 +153,8 @@ class TestIdP:
             authn={"class_ref": AUTHN_PASSWORD_PROTECTED, "authn_auth": "https://idp.test/login"},
             sign_response=sign_response,
             sign_assertion=sign_assertion,
-            sign_alg=SIG_RSA_SHA256,
-            digest_alg=DIGEST_SHA256,
+            sign_alg=sign_alg,
+            digest_alg=digest_alg,
             binding=BINDING_HTTP_POST,
         )
         return base64.b64encode(str(response).encode("utf-8")).decode("ascii")

@@ -134,6 +134,15 @@ def test_metadata__entity_id_and_acs_from_public_base_url_not_host(saml_settings
     assert "testserver" not in xml
 
 
+def test_metadata__advertises_only_accepted_algorithms(saml_settings, browser):
+    xml = browser.get("/auth/saml/metadata").content.decode()
+
+    assert 'Algorithm="http://www.w3.org/2001/04/xmldsig-more#rsa-sha256"' in xml
+    assert 'Algorithm="http://www.w3.org/2001/04/xmlenc#sha256"' in xml
+    assert "md5" not in xml
+    assert "sha1" not in xml
+
+
 def test_login__redirects_to_idp_with_authn_request(idp, browser):
     response = browser.get("/auth/saml/login", {"next": "/after"})
 
@@ -419,6 +428,24 @@ def test_sign_in__signed_by_other_key__refused_and_counted(saml_settings, rogue_
     assert signed_in_user_id(browser) is None
     user.refresh_from_db()
     assert user.login_attempts == 3
+
+
+def test_sign_in__sha1_signature__refused_and_counted(idp, browser):
+    user = UserFactory(email="alice@example.com", login_attempts=0)
+
+    response = sign_in(
+        browser,
+        idp,
+        "alice@example.com",
+        sign_response=True,
+        sign_alg="http://www.w3.org/2000/09/xmldsig#rsa-sha1",
+        digest_alg="http://www.w3.org/2000/09/xmldsig#sha1",
+    )
+
+    assert_refused(response, "an algorithm this instance does not accept", "rsa-sha1")
+    assert signed_in_user_id(browser) is None
+    user.refresh_from_db()
+    assert user.login_attempts == 1
 
 
 def test_sign_in__wrong_in_response_to__refused(idp, browser):
