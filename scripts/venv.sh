@@ -17,8 +17,12 @@ ensure_venv() {
         "import hashlib, sys; print(hashlib.sha256(open('pyproject.toml', 'rb').read()).hexdigest())")
     if [[ ! -f $stamp || $(cat "$stamp") != "$want" ]]; then
         echo "Installing flagadmin and its dependencies into .venv (pip install -e '.[dev]')"
-        .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-        .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+        # (Some machines' pip configuration names local indexes that may be absent; pip's
+        # warning for each package says nothing about this project, so it is dropped.)
+        .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip \
+            2> >(grep -v "^WARNING: Location 'file:" >&2)
+        .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]' \
+            2> >(grep -v "^WARNING: Location 'file:" >&2)
         echo "$want" >"$stamp"
     fi
 }
