@@ -254,5 +254,10 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"django.request": {"level": "ERROR"}, "saml2": {"level": "WARNING"}},
+    "loggers": {
+        "django.request": {"level": "ERROR"},
+        "saml2": {"level": "WARNING"},
+        # pysaml2's schema library logs "Resource 'XMLSchema.xsd' is already loaded" at INFO.
+        "xmlschema": {"level": "WARNING"},
+    },
 }
