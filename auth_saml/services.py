@@ -12,7 +12,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import F, QuerySet
+from django.db.models.functions import Lower
 from django.utils import timezone
 
 from auth_saml.certificates import certificate_fingerprint, private_key_fingerprint
@@ -292,12 +293,16 @@ def _consume_assertion(assertion_id: str | None, expires_at: datetime | None) ->
     return True
 
 
+def users_with_email(email: str) -> QuerySet[User]:
+    """Users by email, case-insensitively, through the unique index on LOWER(email) (which
+    `email__iexact` would not use on PostgreSQL: it compiles to UPPER())."""
+    return User.objects.alias(email_lower=Lower("email")).filter(email_lower=email.strip().lower())
+
+
 def count_failed_sign_in(email: str | None) -> None:
     """One more failed attempt for the user with this email, if there is one."""
     if email:
-        User.objects.filter(email__iexact=email.strip()).update(
-            login_attempts=F("login_attempts") + 1
-        )
+        users_with_email(email).update(login_attempts=F("login_attempts") + 1)
 
 
 def sign_in(
@@ -328,7 +333,7 @@ def sign_in(
             return SignInResult(
                 refusal="This sign-in response has already been used. Please sign in again."
             )
-        user = User.objects.select_for_update().filter(email__iexact=email).first()
+        user = users_with_email(email).select_for_update().first()
         created = False
         if user is not None:
             if not user.is_active or user.account_type != AccountType.USER:
@@ -355,7 +360,7 @@ def sign_in(
                     )
                 created = True
             except IntegrityError:
-                user = User.objects.get(email__iexact=email)
+                user = users_with_email(email).get()
         now = timezone.now()
         user.seen_at = now
         user.login_attempts = 0
