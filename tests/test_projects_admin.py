@@ -1,0 +1,165 @@
+"""Django admin of projects and environments."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from flagadmin.models import Role
+from projects.models import ProjectRoleAssignment
+from tests.factories import (
+    FeatureFactory,
+    GroupFactory,
+    GroupMembershipFactory,
+    ProjectFactory,
+    ProjectRoleAssignmentFactory,
+    UserFactory,
+)
+
+CHANGELIST = "/admin/projects/project/"
+
+
+@pytest.fixture
+def admin_browser(db) -> Client:
+    client = Client()
+    user = UserFactory(email="boss@example.com", root_role_id=Role.ADMIN)
+    client.user = type(user).objects.get(pk=user.pk)
+    client.force_login(client.user)
+    return client
+
+
+def rows(response) -> dict:
+    assert response.status_code == 200
+    return {project.pk: project for project in response.context["cl"].result_list}
+
+
+def build(count: int) -> None:
+    group = GroupFactory()
+    GroupMembershipFactory.create_batch(2, group=group)
+    for _ in range(count):
+        project = ProjectFactory()
+        ProjectRoleAssignmentFactory(project=project, user=UserFactory())
+        ProjectRoleAssignmentFactory(project=project, role_id=Role.MEMBER, group=group)
+        FeatureFactory.create_batch(2, project_id=project.pk)
+
+
+def queries_for(client: Client, url: str) -> int:
+    with CaptureQueriesContext(connection) as captured:
+        assert client.get(url).status_code == 200
+    return len(captured.captured_queries)
+
+
+def test_project_changelist__figures_columns(admin_browser):
+    project = ProjectFactory(id="shop", name="Shop")
+    old = timezone.now() - timedelta(days=50)
+    FeatureFactory(project_id="shop", stale=True)
+    FeatureFactory(project_id="shop", type="release", created_at=old)
+    FeatureFactory(project_id="shop")
+    FeatureFactory(project_id="shop")
+    FeatureFactory(project_id="shop", archived_at=timezone.now())
+    group = GroupFactory()
+    GroupMembershipFactory(group=group)
+    owner = UserFactory()
+    ProjectRoleAssignmentFactory(project=project, user=owner)
+    ProjectRoleAssignmentFactory(project=project, role_id=Role.MEMBER, group=group)
+
+    response = admin_browser.get(CHANGELIST)
+
+    row = rows(response)["shop"]
+    assert (row.feature_count, row.stale_count, row.potentially_stale_count) == (4, 1, 1)
+    assert row.member_count == 2
+    content = response.content.decode()
+    assert 'class="field-feature_count">4<' in content
+    assert 'class="field-member_count">2<' in content
+    assert 'class="field-health">50%<' in content
+
+
+def test_project_changelist__queries_do_not_grow(admin_browser):
+    build(2)
+    small = queries_for(admin_browser, CHANGELIST)
+    build(20)
+
+    assert queries_for(admin_browser, CHANGELIST) == small
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("?archived=yes", {"gone"}),
+        ("?archived=no", {"default", "kept"}),
+        ("?mode__exact=private", {"kept"}),
+        ("?q=gon", {"gone"}),
+        ("?q=Kept+Name", {"kept"}),
+    ],
+)
+def test_project_changelist__filters_and_search(admin_browser, query, expected):
+    ProjectFactory(id="gone", name="Gone", archived_at=timezone.now())
+    ProjectFactory(id="kept", name="Kept Name", mode="private")
+
+    assert set(rows(admin_browser.get(CHANGELIST + query))) == expected
+
+
+def test_project_change_page__members_and_environments_inline(admin_browser):
+    project = ProjectFactory(id="shop")
+    ProjectRoleAssignmentFactory(project=project, user=UserFactory(username="ada"))
+
+    response = admin_browser.get(f"{CHANGELIST}shop/change/")
+
+    assert response.status_code == 200
+    content = response.content.decode()
+    assert 'name="role_assignments-0-user"' in content
+    assert 'name="project_environments-0-environment"' in content
+    role_choices = response.context["inline_admin_formsets"][0].formset.forms[0]
+    assert {r.pk for r in role_choices.fields["role"].queryset} == {Role.OWNER, Role.MEMBER}
+
+
+def test_project_change__member_added_inline(admin_browser):
+    project = ProjectFactory(id="shop", name="Shop", with_environments=False)
+    newcomer = UserFactory()
+
+    response = admin_browser.post(
+        f"{CHANGELIST}shop/change/",
+        {
+            "name": "Shop",
+            "description": "",
+            "mode": "open",
+            "default_stickiness": "default",
+            "archived_at_0": "",
+            "archived_at_1": "",
+            "role_assignments-TOTAL_FORMS": "1",
+            "role_assignments-INITIAL_FORMS": "0",
+            "role_assignments-0-role": str(Role.MEMBER),
+            "role_assignments-0-user": str(newcomer.pk),
+            "role_assignments-0-group": "",
+            "project_environments-TOTAL_FORMS": "0",
+            "project_environments-INITIAL_FORMS": "0",
+        },
+    )
+
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert ProjectRoleAssignment.objects.filter(
+        project=project, user=newcomer, role_id=Role.MEMBER
+    ).exists()
+
+
+def test_environment_changelist(admin_browser):
+    response = admin_browser.get("/admin/projects/environment/")
+
+    assert response.status_code == 200
+    listed = {env.pk: env.project_count for env in response.context["cl"].result_list}
+    assert listed == {"development": 1, "production": 1}
+
+
+def test_project_admin__viewer__no_access(db):
+    client = Client()
+    viewer = UserFactory(root_role_id=Role.VIEWER)
+    client.force_login(type(viewer).objects.get(pk=viewer.pk))
+
+    response = client.get(CHANGELIST)
+
+    assert response.status_code == 302
