@@ -15,6 +15,7 @@ from django.utils import timezone
 from features.validators import (
     validate_constraints,
     validate_dependency_variants,
+    validate_flag_name,
     validate_parameters,
     validate_strategy_variants,
     validate_variants,
@@ -42,7 +43,7 @@ FEATURE_TYPE_LIFETIME: dict[str, timedelta | None] = {
 
 
 class Feature(models.Model):
-    name = models.CharField(max_length=255, primary_key=True)
+    name = models.CharField(max_length=255, primary_key=True, validators=[validate_flag_name])
     project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="features")
     type = models.CharField(max_length=32, choices=FeatureType.choices, default=FeatureType.RELEASE)
     description = models.TextField(null=True, blank=True)

@@ -24,6 +24,7 @@ from features.models import (
 )
 from features.validators import (
     CONSTRAINT_OPERATORS,
+    MAX_FLAG_NAME_LENGTH,
     MAX_WEIGHT,
     PAYLOAD_TYPES,
     WEIGHT_TYPES,
@@ -56,7 +57,7 @@ class CreateFeatureSchemaSerializer(StrictSerializer):
     `variants`, `project`, ...) are ignored: the server decides them."""
 
     name = StrictCharField(
-        max_length=100,
+        max_length=MAX_FLAG_NAME_LENGTH,
         help_text="Unique flag name (across all projects, archived flags included), "
         "1-100 characters among `A-Z a-z 0-9 - _ . ! ~ * ' ( )`, not `.` or `..`.",
     )

@@ -29,6 +29,7 @@ User = get_user_model()
 
 FEATURE_CREATED = "feature-created"
 FEATURE_ARCHIVED = "feature-archived"
+FEATURE_METADATA_UPDATED = "feature-metadata-updated"
 
 _iso = DateTimeField().to_representation
 
@@ -40,6 +41,27 @@ def _name_taken_error(name: str) -> NameExistsError | None:
     if archived_at[0] is not None:
         return NameExistsError("An archived flag with that name already exists")
     return NameExistsError("A flag with that name already exists")
+
+
+def _tags_of(feature: Feature) -> list[dict[str, str]]:
+    """The flag's tags as audit events carry them."""
+    pairs = (
+        FeatureTag.objects.filter(feature=feature)
+        .order_by("id")
+        .values_list("tag__type_id", "tag__value")
+    )
+    return [{"type": tag_type, "value": value} for tag_type, value in pairs]
+
+
+def _metadata(feature: Feature) -> dict:
+    return {
+        "name": feature.name,
+        "description": feature.description,
+        "type": feature.type,
+        "project": feature.project_id,
+        "stale": feature.stale,
+        "impressionData": feature.impression_data,
+    }
 
 
 def _ensure_tags(tags: Sequence[tuple[str, str]]) -> list[Tag]:
@@ -179,16 +201,41 @@ def archive_feature(*, feature: Feature, actor: object) -> None:
             ignore_conflicts=True,
         )
         FeatureDependency.objects.filter(child=feature).delete()
-        tags = [
-            {"type": tag_type, "value": value}
-            for tag_type, value in FeatureTag.objects.filter(feature=feature)
-            .order_by("id")
-            .values_list("tag__type_id", "tag__value")
-        ]
         record_event(
             FEATURE_ARCHIVED,
             actor=actor,
             project=feature.project_id,
             feature_name=feature.name,
-            tags=tags,
+            tags=_tags_of(feature),
         )
+
+
+def update_feature_metadata(
+    *,
+    feature: Feature,
+    description: str | None,
+    type: str,
+    stale: bool,
+    impression_data: bool,
+    actor: object,
+) -> Feature:
+    """Change what describes the flag; records `feature-metadata-updated` with the values
+    before and after, or nothing when nothing changed."""
+    with transaction.atomic():
+        current = Feature.objects.select_for_update().get(pk=feature.pk)
+        before = _metadata(current)
+        current.description = description or None
+        current.type = type
+        current.stale = stale
+        current.impression_data = impression_data
+        current.save(update_fields=["description", "type", "stale", "impression_data"])
+        record_event(
+            FEATURE_METADATA_UPDATED,
+            actor=actor,
+            project=current.project_id,
+            feature_name=current.name,
+            data=_metadata(current),
+            pre_data=before,
+            tags=_tags_of(current),
+        )
+    return current

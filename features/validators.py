@@ -42,8 +42,24 @@ PAYLOAD_TYPES = ("json", "csv", "string", "number")
 MAX_WEIGHT = 1000
 
 
+MAX_FLAG_NAME_LENGTH = 100
+
+
 def is_url_friendly(name: str) -> bool:
     return bool(URL_FRIENDLY_RE.match(name)) and name not in (".", "..")
+
+
+def validate_flag_name(value: str) -> None:
+    """The API's rule for flag names, for the forms (Django admin) that write them too."""
+    if len(value) > MAX_FLAG_NAME_LENGTH:
+        raise ValidationError(
+            f"A flag name has at most {MAX_FLAG_NAME_LENGTH} characters.", code="max_length"
+        )
+    if not is_url_friendly(value):
+        raise ValidationError(
+            "A flag name is URL friendly: only A-Z a-z 0-9 - _ . ! ~ * ' ( ), and not . or ..",
+            code="invalid",
+        )
 
 
 class _Checker:

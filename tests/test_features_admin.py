@@ -1,0 +1,164 @@
+"""The Django admin of flags: lists with filters and search, the change page with its inlines and
+audit events, creation and archiving through the same services as the API."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from features.models import Feature, FeatureEnvironment, FeatureLifecycleStage, TagType
+from flagadmin.models import AuditEvent, Role
+from tests.factories import (
+    AuditEventFactory,
+    FeatureEnvironmentFactory,
+    FeatureFactory,
+    FeatureTagFactory,
+    ProjectFactory,
+    TagFactory,
+    UserFactory,
+)
+
+CHANGELIST = "/admin/features/feature/"
+
+
+@pytest.fixture
+def staff(db) -> Client:
+    client = Client()
+    client.force_login(UserFactory(root_role_id=Role.ADMIN))
+    return client
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        pytest.param("", id="all"),
+        pytest.param("?project__id__exact=default", id="by-project"),
+        pytest.param("?type__exact=release", id="by-type"),
+        pytest.param("?archived=yes", id="archived"),
+        pytest.param("?archived=no", id="active"),
+        pytest.param("?stale__exact=1", id="stale"),
+        pytest.param("?q=alpha", id="search"),
+    ],
+)
+def test_feature_admin__changelist_filters(staff, query):
+    FeatureFactory(name="alpha", type="release")
+    FeatureFactory(name="beta", archived_at=timezone.now(), stale=True, type="kill-switch")
+
+    response = staff.get(CHANGELIST + query)
+
+    assert response.status_code == 200
+    shown = {feature.name for feature in response.context["cl"].result_list}
+    expected = {
+        "": {"alpha", "beta"},
+        "?project__id__exact=default": {"alpha", "beta"},
+        "?type__exact=release": {"alpha"},
+        "?archived=yes": {"beta"},
+        "?archived=no": {"alpha"},
+        "?stale__exact=1": {"beta"},
+        "?q=alpha": {"alpha"},
+    }[query]
+    assert shown == expected
+
+
+def test_feature_admin__change_page_shows_inlines_and_events(staff):
+    flag = FeatureFactory(name="inspected")
+    FeatureEnvironmentFactory(feature=flag, environment_id="production")
+    FeatureTagFactory(feature=flag, tag=TagFactory(value="team-blue"))
+    AuditEventFactory(feature_name="inspected", type="feature-created", created_by="someone")
+    AuditEventFactory(feature_name="other", type="feature-created", created_by="nobody")
+
+    response = staff.get(f"{CHANGELIST}inspected/change/")
+
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "production" in page
+    assert "team-blue" in page
+    assert "someone" in page
+    assert "nobody" not in page
+    assert "/admin/flagadmin/auditevent/?feature_name=inspected" in page
+
+
+def test_feature_admin__add__goes_through_the_service(staff):
+    response = staff.post(
+        f"{CHANGELIST}add/",
+        {
+            "name": "from.admin",
+            "project": "default",
+            "type": "release",
+            "description": "",
+            "feature_tags-TOTAL_FORMS": "0",
+            "feature_tags-INITIAL_FORMS": "0",
+        },
+    )
+
+    assert response.status_code == 302, response.content.decode()[:2000]
+    flag = Feature.objects.get(name="from.admin")
+    assert flag.description is None
+    assert FeatureEnvironment.objects.filter(feature=flag).count() == 2
+    assert FeatureLifecycleStage.objects.filter(feature=flag, stage="initial").exists()
+    assert AuditEvent.objects.filter(feature_name="from.admin", type="feature-created").exists()
+
+
+def test_feature_admin__add__name_rule_applies(staff):
+    response = staff.post(
+        f"{CHANGELIST}add/",
+        {
+            "name": "not url friendly",
+            "project": "default",
+            "type": "release",
+            "feature_tags-TOTAL_FORMS": "0",
+            "feature_tags-INITIAL_FORMS": "0",
+        },
+    )
+
+    assert response.status_code == 200
+    assert "URL friendly" in response.content.decode()
+    assert not Feature.objects.filter(name="not url friendly").exists()
+
+
+def test_feature_admin__archive_action(staff):
+    FeatureFactory(name="old")
+
+    response = staff.post(CHANGELIST, {"action": "archive_selected", "_selected_action": ["old"]})
+
+    assert response.status_code == 302
+    assert Feature.objects.get(name="old").archived_at is not None
+    assert AuditEvent.objects.filter(feature_name="old", type="feature-archived").exists()
+
+
+def test_tag_type_admin__manages_tag_types(staff):
+    response = staff.post(
+        "/admin/features/tagtype/add/", {"name": "team", "description": "Owning team"}
+    )
+
+    assert response.status_code == 302
+    assert TagType.objects.filter(name="team").exists()
+    assert staff.get("/admin/features/tagtype/").status_code == 200
+
+
+def test_feature_admin__other_pages_load(staff):
+    ProjectFactory()
+    for page in ["tag", "segment", "featurestrategy"]:
+        assert staff.get(f"/admin/features/{page}/").status_code == 200, page
+
+
+def test_feature_admin__change__records_metadata_update(staff):
+    FeatureFactory(name="edited", description="before")
+    management = {
+        f"{prefix}-{field}": "0"
+        for prefix in ["environments", "feature_tags", "lifecycle_stages", "dependencies"]
+        for field in ["TOTAL_FORMS", "INITIAL_FORMS"]
+    }
+
+    response = staff.post(
+        f"{CHANGELIST}edited/change/",
+        {"type": "operational", "description": "after", "stale": "on", **management},
+    )
+
+    assert response.status_code == 302, response.content.decode()[:3000]
+    flag = Feature.objects.get(name="edited")
+    assert (flag.type, flag.description, flag.stale) == ("operational", "after", True)
+    event = AuditEvent.objects.get(feature_name="edited", type="feature-metadata-updated")
+    assert event.pre_data["description"] == "before"
+    assert event.data["description"] == "after"
