@@ -117,6 +117,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI served from here, not from a CDN
     "djangosaml2",
     "flagadmin",
     "groups",
@@ -234,6 +235,8 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "COMPONENT_SPLIT_REQUEST": True,
     "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "SCHEMA_PATH_PREFIX": r"/api/admin",
     "ENUM_NAME_OVERRIDES": {"ApiTokenTypeEnum": ["admin", "client"]},
     "POSTPROCESSING_HOOKS": [
