@@ -226,6 +226,52 @@ def test_400__malformed_json(admin_client, data):
     assert body["details"][0]["path"] == "/body"
 
 
+def test_400__nested_too_deeply_is_not_a_500(admin_client):
+    response = admin_client.post(URL, "[" * 50_000, content_type="application/json")
+
+    body = assert_error(response, 400, "ValidationError")
+    assert body["message"] == "The request body is not valid JSON: the body is nested too deeply"
+
+
+@pytest.mark.parametrize(
+    ("data", "path"),
+    [
+        pytest.param('{"tokenName": "a\\u0000b", "type": "admin"}', "/body/tokenName", id="nul"),
+        pytest.param(
+            '{"tokenName": "\\ud800", "type": "admin"}', "/body/tokenName", id="surrogate"
+        ),
+        pytest.param(
+            '{"tokenName": "t", "type": "admin", "x": [1, {"y": "\\udfff"}]}',
+            "/body/x/1/y",
+            id="nested",
+        ),
+        pytest.param(
+            '{"tokenName": "t", "type": "admin", "a/b\\u0000": 1}', "/body/a~1b\x00", id="in-a-key"
+        ),
+    ],
+)
+def test_400__text_a_database_cannot_store(admin_client, data, path):
+    # PostgreSQL refuses NUL, and an unpaired surrogate is not Unicode: both would be a 500.
+    response = admin_client.post(URL, data, content_type="application/json")
+
+    body = assert_error(response, 400, "ValidationError")
+    message = (
+        f"The `{path}` property must not contain the NUL character (\\u0000) or an unpaired "
+        "surrogate escape (\\ud800-\\udfff)."
+    )
+    assert body["details"] == [{"path": path, "message": message}]
+    assert not ApiToken.objects.filter(type="admin").exclude(name="admin-tok").exists()
+
+
+def test_surrogate_pair_escape_is_fine(admin_client):
+    response = admin_client.post(
+        URL, '{"tokenName": "\\ud83d\\ude80", "type": "admin"}', content_type="application/json"
+    )
+
+    assert response.status_code == 201
+    assert response.json()["tokenName"] == "\U0001f680"
+
+
 def test_400__empty_body_with_json_type(admin_client):
     response = admin_client.generic("POST", URL, " ", content_type="application/json")
 

@@ -1,4 +1,5 @@
-"""A strict JSON parser: the 100 kB limit, UTF-8 only, no NaN/Infinity."""
+"""A strict JSON parser: the 100 kB limit, UTF-8 only, no NaN/Infinity, and only text that a
+database can store (no NUL character, no unpaired surrogate escape such as "\\ud800")."""
 
 from __future__ import annotations
 
@@ -8,11 +9,46 @@ from django.conf import settings
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import BaseParser
 
-from flagadmin.api.errors import ContentTooLargeError
+from flagadmin.api.errors import ContentTooLargeError, ValidationError
 
 
 def _reject_constant(name: str):
     raise ValueError(f"{name} is not valid JSON")
+
+
+def _unstorable(text: str) -> bool:
+    """True for text that PostgreSQL cannot store (NUL) or that is not Unicode at all (a lone
+    surrogate from a "\\ud800" escape): either would fail in the database, as a 500."""
+    if "\x00" in text:
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _pointer(parts: list[str]) -> str:
+    return "/" + "/".join(p.replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def first_unstorable_text(data: object) -> str | None:
+    """The JSON pointer (`/body/...`) of the first key or string that cannot be stored, if any.
+    Iterative, so that a body nested as deep as json.loads allows cannot exhaust the stack."""
+    stack: list[tuple[object, list[str]]] = [(data, ["body"])]
+    while stack:
+        node, parts = stack.pop()
+        if isinstance(node, str):
+            if _unstorable(node):
+                return _pointer(parts)
+        elif isinstance(node, dict):
+            for key, value in reversed(list(node.items())):
+                if _unstorable(key):
+                    return _pointer([*parts, key.encode("utf-8", "replace").decode()])
+                stack.append((value, [*parts, key]))
+        elif isinstance(node, list):
+            stack.extend((item, [*parts, str(i)]) for i, item in reversed(list(enumerate(node))))
+    return None
 
 
 class StrictJSONParser(BaseParser):
@@ -28,6 +64,16 @@ class StrictJSONParser(BaseParser):
         except UnicodeDecodeError as exc:
             raise ParseError("the body is not UTF-8") from exc
         try:
-            return json.loads(text, parse_constant=_reject_constant)
+            data = json.loads(text, parse_constant=_reject_constant)
         except ValueError as exc:
             raise ParseError(str(exc)) from exc
+        except RecursionError as exc:
+            raise ParseError("the body is nested too deeply") from exc
+        path = first_unstorable_text(data)
+        if path is not None:
+            raise ValidationError.for_property(
+                path,
+                f"The `{path}` property must not contain the NUL character (\\u0000) or an "
+                "unpaired surrogate escape (\\ud800-\\udfff).",
+            )
+        return data
