@@ -19,6 +19,7 @@ from flagadmin.api.errors import (
     MethodNotAllowedError,
     NotFoundError,
     ServiceUnavailableError,
+    ValidationError,
     json_error_response,
 )
 from flagadmin.api.permissions import HasRequiredPermission
@@ -55,11 +56,28 @@ class AdminApiMixin:
     required_permissions: dict[str, str] = {}
     project_url_kwarg: str | None = None
 
+    def check_permissions(self, request: Request) -> None:
+        # A NUL byte in a path parameter names nothing that can exist, and PostgreSQL would
+        # fail on it (a 500) in the project-scoped permission check or the view's lookup.
+        # Anonymous callers still get their 401 first (from the permission classes).
+        authenticated = getattr(request.user, "is_authenticated", False)
+        if authenticated and any("\x00" in str(value) for value in self.kwargs.values()):
+            raise NotFoundError(
+                f"The path you were looking for ({request.path}) is not available."
+            )
+        super().check_permissions(request)
+
     def initial(self, request: Request, *args, **kwargs) -> None:
         super().initial(request, *args, **kwargs)  # authentication, permissions, throttles
         method = request.method.lower()
         if method not in self.http_method_names or not hasattr(self, method):
             raise MethodNotAllowedError(f"{request.method} is not allowed on this path.")
+        for name, values in request.query_params.lists():
+            if "\x00" in name or any("\x00" in value for value in values):
+                path = f"/query/{name}"
+                raise ValidationError.for_property(
+                    path, f"The `{path}` property must not contain the NUL character (\\u0000)."
+                )
         if request.method in BODY_METHODS:
             length = request.META.get("CONTENT_LENGTH") or "0"
             if length.isdigit() and int(length) > settings.MAX_REQUEST_BODY_BYTES:
