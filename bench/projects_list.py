@@ -184,6 +184,23 @@ def seed(*, projects: int, flags: int, events_per_flag: int, seed_value: int = 4
         AuditEvent.objects.bulk_create(events, batch_size=batch)
 
 
+def explain() -> str:
+    """EXPLAIN (ANALYZE, BUFFERS) of the statement that computes the active projects' figures,
+    as the server runs it (JIT off, with the reuse boundaries)."""
+    from django.db import connection, transaction
+    from django.utils import timezone
+
+    from projects.queries import _params, _projects_sql
+
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL jit = off")
+        cursor.execute(
+            "EXPLAIN (ANALYZE, BUFFERS) " + _projects_sql("active", True),
+            _params(timezone.now(), None),
+        )
+        return "\n".join(row[0] for row in cursor.fetchall())
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--projects", type=int, default=51)
@@ -197,6 +214,9 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=5, help="seconds discarded first")
     parser.add_argument("--no-seed", action="store_true", help="reuse the seeded database")
     parser.add_argument("--query", default="", help="query string, e.g. archived=true")
+    parser.add_argument(
+        "--explain", action="store_true", help="print the PostgreSQL plan of the main statement"
+    )
     args = parser.parse_args()
 
     url = args.database_url
@@ -213,6 +233,9 @@ def main() -> int:
             f"{args.flags * args.events_per_flag} flag events in "
             f"{time.monotonic() - started:.0f} s"
         )
+
+    if args.explain:
+        print(explain())
 
     worker_class = "gthread" if args.threads > 1 else "sync"
     path = "/api/admin/projects" + (f"?{args.query}" if args.query else "")
