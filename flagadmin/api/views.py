@@ -62,9 +62,7 @@ class AdminApiMixin:
         # Anonymous callers still get their 401 first (from the permission classes).
         authenticated = getattr(request.user, "is_authenticated", False)
         if authenticated and any("\x00" in str(value) for value in self.kwargs.values()):
-            raise NotFoundError(
-                f"The path you were looking for ({request.path}) is not available."
-            )
+            raise NotFoundError(f"The path you were looking for ({request.path}) is not available.")
         super().check_permissions(request)
 
     def initial(self, request: Request, *args, **kwargs) -> None:
