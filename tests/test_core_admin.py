@@ -238,3 +238,18 @@ def test_admin__audit_events_filter_and_search(staff):
     assert listed("project=default") == ["checkout", "search-v2"]
     assert listed("q=checkout") == ["checkout", "checkout-b"]
     assert listed("q=checkout&project=other") == ["checkout-b"]
+
+
+def test_createsuperuser_makes_an_admin_who_can_sign_in(db, monkeypatch):
+    from django.core.management import call_command
+
+    monkeypatch.setenv("DJANGO_SUPERUSER_PASSWORD", "correct horse battery staple")
+    call_command(
+        "createsuperuser", interactive=False, username="root", email="root@example.com", verbosity=0
+    )
+
+    user = User.objects.get(username="root")
+    assert user.root_role_id == Role.ADMIN
+    client = Client()
+    assert client.login(username="root", password="correct horse battery staple")
+    assert client.get("/admin/flagadmin/apitoken/").status_code == 200
