@@ -805,9 +805,9 @@ def test_create_feature__query_count_is_constant(
     url = f"/api/admin/projects/{project.id}/features"
     post(admin_client, {"name": "warm-up"}, url=url)  # records the token's first use
 
-    # token, project, project environments, savepoint, flag, environments (one bulk insert),
+    # token, project with its environments, savepoint, flag, environments (one bulk insert),
     # lifecycle, audit event, release savepoint, creator (the admin token's system user).
-    with django_assert_num_queries(10):
+    with django_assert_num_queries(9):
         response = post(admin_client, {"name": "counted"}, url=url)
 
     assert response.status_code == 201
@@ -819,7 +819,7 @@ def test_create_feature__query_count_with_tags(admin_client, django_assert_num_q
     post(admin_client, {"name": "warm-up"})  # records the token's first use
 
     # + tag types, existing tags, new tags, tags again, feature tags.
-    with django_assert_num_queries(15):
+    with django_assert_num_queries(14):
         response = post(
             admin_client,
             {
