@@ -41,7 +41,16 @@ class StrictBooleanField(serializers.BooleanField):
         return data
 
 
+# What a 64-bit database integer holds. An id outside it names nothing, and handing it to the
+# database driver fails (OverflowError, NumericValueOutOfRange): a 500 instead of a 400.
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+
+
 class StrictIntegerField(serializers.IntegerField):
+    """A JSON integer within the 64-bit range unless narrower bounds are given (the bounds are in
+    the OpenAPI document too)."""
+
     default_error_messages = {
         "invalid": "must be integer",
         "null": "must be integer",
@@ -49,6 +58,11 @@ class StrictIntegerField(serializers.IntegerField):
         "min_value": "must be >= {min_value}",
         "max_string_length": "must be integer",
     }
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("min_value", INT64_MIN)
+        kwargs.setdefault("max_value", INT64_MAX)
+        super().__init__(**kwargs)
 
     def to_internal_value(self, data):
         if isinstance(data, bool) or not isinstance(data, int):
