@@ -44,7 +44,10 @@ FEATURE_TYPE_LIFETIME: dict[str, timedelta | None] = {
 
 class Feature(models.Model):
     name = models.CharField(max_length=255, primary_key=True, validators=[validate_flag_name])
-    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="features")
+    # db_index off: the feature_project_state index below starts with the project.
+    project = models.ForeignKey(
+        Project, on_delete=models.PROTECT, related_name="features", db_index=False
+    )
     type = models.CharField(max_length=32, choices=FeatureType.choices, default=FeatureType.RELEASE)
     description = models.TextField(null=True, blank=True)
     stale = models.BooleanField(default=False)
@@ -238,7 +241,8 @@ class LifecycleStage(models.TextChoices):
 
 
 class FeatureLifecycleStage(models.Model):
-    """When a flag entered a stage. The flag's current stage is the one entered last."""
+    """When a flag entered a stage. The flag's current stage is the one entered last (a flag has
+    a handful of rows; the unique index finds them, so no second index slows the inserts)."""
 
     feature = models.ForeignKey(
         Feature, on_delete=models.CASCADE, related_name="lifecycle_stages", db_index=False
@@ -251,9 +255,6 @@ class FeatureLifecycleStage(models.Model):
         constraints = [
             # A flag enters each stage once.
             models.UniqueConstraint(fields=["feature", "stage"], name="feature_lifecycle_unique"),
-        ]
-        indexes = [
-            models.Index(fields=["feature", "-entered_at"], name="feature_lifecycle_current"),
         ]
 
     def __str__(self) -> str:
