@@ -215,6 +215,11 @@ def main() -> int:
     parser.add_argument("--no-seed", action="store_true", help="reuse the seeded database")
     parser.add_argument("--query", default="", help="query string, e.g. archived=true")
     parser.add_argument(
+        "--no-reuse",
+        action="store_true",
+        help="compute the list on every request (PROJECTS_LIST_REUSE=false)",
+    )
+    parser.add_argument(
         "--explain", action="store_true", help="print the PostgreSQL plan of the main statement"
     )
     args = parser.parse_args()
@@ -239,8 +244,9 @@ def main() -> int:
 
     worker_class = "gthread" if args.threads > 1 else "sync"
     path = "/api/admin/projects" + (f"?{args.query}" if args.query else "")
+    env = {"PROJECTS_LIST_REUSE": "false" if args.no_reuse else "true"}
     with harness.serve(
-        url, workers=args.workers, threads=args.threads, worker_class=worker_class
+        url, workers=args.workers, threads=args.threads, worker_class=worker_class, env=env
     ) as base_url:
         status, body = harness.fetch(base_url + path, {"Authorization": token})
         if status != 200:
@@ -259,6 +265,7 @@ def main() -> int:
     print(
         f"GET {path}: {listed} projects listed, {len(body) / 1024:.0f} kB; gunicorn "
         f"{args.workers} {worker_class} workers x {args.threads} threads; "
+        f"reuse {'off' if args.no_reuse else 'on'}; "
         f"wrk {args.connections} connections, {args.duration} s"
     )
     print(harness.format_result("result", result))

@@ -363,7 +363,7 @@ def _database_state() -> str | None:
     if (
         connection.vendor != "postgresql"
         or connection.in_atomic_block
-        or not getattr(settings, "PROJECTS_LIST_REUSE", True)
+        or not settings.PROJECTS_LIST_REUSE
     ):
         return None
     with connection.cursor() as cursor:
