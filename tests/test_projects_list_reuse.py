@@ -108,3 +108,13 @@ def test_list_projects__archived_and_active__kept_apart(committed):
 
     assert "reuse-d" not in active
     assert "reuse-d" in archived
+
+
+def test_list_projects__reuse_turned_off__computed_every_time(committed, settings):
+    settings.PROJECTS_LIST_REUSE = False
+    listed(committed)
+
+    listed(committed)
+    listed(committed)
+
+    assert len(committed.computations) == 3
