@@ -481,3 +481,43 @@ def test_archive_feature__project_member__own_project_only(db):
 
     assert client.delete(url("mine", project.id)).status_code == 202
     assert_error(client.delete(url("not.mine", other.id)), 403, "NoAccessError")
+
+
+# --- the hand-built body and the documented fields agree ---------------------------------
+
+
+def test_feature_schema__hand_built_body_equals_declared_fields(rich_flag, admin_user_client):
+    from rest_framework import serializers
+
+    from features.selectors import load_feature_detail
+    from features.serializers import FeatureSchemaSerializer
+
+    FavoriteFeature.objects.create(user=admin_user_client.user, feature=rich_flag["flag"])
+    feature = load_feature_detail(project_id="default", name="rich", user=admin_user_client.user)
+    schema = FeatureSchemaSerializer()
+
+    generic = serializers.Serializer.to_representation(schema, feature)
+
+    assert schema.to_representation(feature) == json.loads(json.dumps(generic))
+    assert generic["favorite"] is True
+
+
+def test_feature_schema__hand_built_body_equals_declared_fields__new_flag(db):
+    from rest_framework import serializers
+
+    from features.selectors import get_active_project
+    from features.serializers import FeatureSchemaSerializer
+    from features.services import create_feature
+
+    user = UserFactory()
+    feature = create_feature(
+        project=get_active_project("default"),
+        name="fresh",
+        tags=[("simple", "t1")],
+        actor=user,
+    )
+    schema = FeatureSchemaSerializer()
+
+    generic = serializers.Serializer.to_representation(schema, feature)
+
+    assert schema.to_representation(feature) == json.loads(json.dumps(generic))
