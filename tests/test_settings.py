@@ -181,3 +181,20 @@ def test_env_file__read_when_named(tmp_path):
 
     assert result.returncode == 0, result.stderr
     assert result.stdout.split()[-1] == "from-the"
+
+
+def test_env_example_lists_every_variable_the_settings_read():
+    import re
+
+    source = (BASE_DIR / "flagadmin" / "settings.py").read_text()
+    read = set(
+        re.findall(
+            r"""(?:environ\.get|environ\[|env_bool|env_list|getenv)\(\s*["']([A-Z0-9_]+)""", source
+        )
+    )
+    listed = set(
+        re.findall(r"^#?\s*([A-Z0-9_]+)=", (BASE_DIR / ".env.example").read_text(), re.MULTILINE)
+    )
+
+    assert read, "the pattern no longer finds how settings.py reads the environment"
+    assert read - listed == set()
