@@ -59,15 +59,16 @@ def test_list_projects__unchanged_database__reused_until_a_write(committed):
     # too: try until two reads fall in one quiet moment.
     for _ in range(20):
         before = queries._database_state()
+        first = listed(committed)["reuse-a"]
         computed = len(committed.computations)
-        first, second = listed(committed)["reuse-a"], listed(committed)["reuse-a"]
+        second = listed(committed)["reuse-a"]
         if queries._database_state() == before:
             break
     else:
         pytest.skip("the database server never stayed quiet for two requests")
 
     assert first == second
-    assert len(committed.computations) - computed == (0 if reused_on_this_database() else 2)
+    assert len(committed.computations) - computed == (0 if reused_on_this_database() else 1)
 
     FeatureFactory(project_id=project.pk, stale=True)
     after_write = listed(committed)["reuse-a"]
