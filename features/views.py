@@ -62,7 +62,7 @@ class ProjectFeatureViewSet(AdminApiMixin, viewsets.ViewSet):
         request=CreateFeatureSchemaSerializer,
         responses={
             201: OpenApiResponse(FeatureSchemaSerializer, description="The created flag."),
-            **error_responses(400, 404, 409, 413, 415),
+            **error_responses(400, 404, 409, 413, 415, 503),
         },
     )
     def create(self, request: Request, projectId: str) -> Response:
