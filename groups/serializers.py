@@ -176,6 +176,6 @@ class GroupSchemaSerializer(serializers.ModelSerializer):
         return sorted({a.project_id for a in group.project_assignments.all()})
 
 
-@extend_schema_serializer(component_name="groupsSchema")
+@extend_schema_serializer(component_name="groupsSchema", many=False)
 class GroupsSchemaSerializer(serializers.Serializer):
     groups = GroupSchemaSerializer(many=True)

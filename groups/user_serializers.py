@@ -133,7 +133,7 @@ class RoleSchemaSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-@extend_schema_serializer(component_name="usersSchema")
+@extend_schema_serializer(component_name="usersSchema", many=False)
 class UsersSchemaSerializer(serializers.Serializer):
     users = UserSchemaSerializer(many=True)
     rootRoles = RoleSchemaSerializer(many=True, help_text="The root roles users can be given.")
