@@ -61,7 +61,7 @@ POTENTIALLY_STALE_AFTER: dict[str, timedelta] = {
 # refuses them), but a row pointing at one, made by hand, must not count either.
 PROJECT_ROLE_TYPES = (RoleType.PROJECT.value, RoleType.CUSTOM.value)
 
-SYSTEM_OWNERS: list[dict[str, str]] = [{"ownerType": "system"}]
+SYSTEM_OWNER: dict[str, str] = {"ownerType": "system"}
 
 SCOPES = {
     "active": "p.archived_at IS NULL",
@@ -304,7 +304,7 @@ def compute_projects(
                 "lastUpdatedAt": _iso(last_updated),
                 "archivedAt": _iso(archived_at),
                 "lastReportedFlagUsage": _iso(last_seen),
-                "owners": owners.get(pid) or SYSTEM_OWNERS,
+                "owners": owners.get(pid) or [dict(SYSTEM_OWNER)],
             }
         )
     return projects, min(crossings, default=None)
