@@ -17,6 +17,7 @@ from features.models import (
     FeatureTag,
 )
 from flagadmin.api.errors import NotFoundError
+from flagadmin.api.principals import acting_user_id
 from flagadmin.models import AuditEvent
 from projects.models import Environment, Project, ProjectEnvironment
 
@@ -61,24 +62,28 @@ def _column(model, field: str) -> str:
 
 
 # The creation path is the busiest write, and compiling ORM queries is most of its CPU time
-# (select_related over three tables costs ten times the round trip). The two reads it makes are
+# (select_related over three tables costs ten times the round trip). The reads it makes are
 # therefore written out once here, from the models' own table and column names; the rows become
 # model instances through `from_db`, with the columns not read deferred as `.only()` would.
 PROJECT_FIELDS = ("id", "name")
 ENVIRONMENT_FIELDS = ("name", "type", "sort_order")
+USER_FIELDS = ("id", "name", "username", "email", "image_url")
 ACTIVE_PROJECT_SQL = (
     "SELECT "
     + ", ".join(f"p.{_column(Project, f)}" for f in PROJECT_FIELDS)
     + ", "
     + ", ".join(f"e.{_column(Environment, f)}" for f in ENVIRONMENT_FIELDS)
+    + ", "
+    + ", ".join(f"u.{_column(User, f)}" for f in USER_FIELDS)
     + f" FROM {_table(Project)} p"
+    # The creator that a token principal acts as (or no row when the parameter is NULL).
+    + f" LEFT JOIN {_table(User)} u ON u.{_column(User, 'id')} = %s"
     + f" LEFT JOIN {_table(ProjectEnvironment)} pe"
     + f" ON pe.{_column(ProjectEnvironment, 'project')} = p.{_column(Project, 'id')}"
     + f" LEFT JOIN {_table(Environment)} e"
     + f" ON e.{_column(Environment, 'name')} = pe.{_column(ProjectEnvironment, 'environment')}"
     + f" WHERE p.{_column(Project, 'id')} = %s AND p.{_column(Project, 'archived_at')} IS NULL"
 )
-USER_FIELDS = ("id", "name", "username", "email", "image_url")
 USER_SQL = (
     "SELECT "
     + ", ".join(_column(User, f) for f in USER_FIELDS)
@@ -86,24 +91,38 @@ USER_SQL = (
 )
 
 
-def get_active_project(project_id: str) -> Project:
-    """The project, unless it does not exist or is archived (404 either way), with
-    `new_flag_environments`: the environments enabled in it, in display order, which a new flag
-    gets one entry each for. One query finds both. Only the project's id and name are loaded."""
+def get_active_project(project_id: str, *, for_actor: object = None) -> Project:
+    """The project, unless it does not exist or is archived (404 either way). Only its id and
+    name are loaded, and, in the same query, what creating a flag in it needs:
+
+    - `new_flag_environments`: the environments enabled in it, in display order (a new flag
+      gets one entry each);
+    - `preloaded_users`: when `for_actor` is a token that acts as a system user rather than a
+      user, that user (the creator a new flag names), by id.
+    """
+    acts_as_system_user = for_actor is not None and not isinstance(for_actor, User)
+    creator_id = acting_user_id(for_actor) if acts_as_system_user else None
     with connection.cursor() as cursor:
-        cursor.execute(ACTIVE_PROJECT_SQL, [project_id])
+        cursor.execute(ACTIVE_PROJECT_SQL, [creator_id, project_id])
         rows = cursor.fetchall()
     if not rows:
         raise NotFoundError(f"Active project with id {project_id} does not exist")
-    split = len(PROJECT_FIELDS)
-    project = Project.from_db(connection.alias, PROJECT_FIELDS, rows[0][:split])
+    env_at = len(PROJECT_FIELDS)
+    user_at = env_at + len(ENVIRONMENT_FIELDS)
+    project = Project.from_db(connection.alias, PROJECT_FIELDS, rows[0][:env_at])
     environments = [
-        Environment.from_db(connection.alias, ENVIRONMENT_FIELDS, row[split:])
+        Environment.from_db(connection.alias, ENVIRONMENT_FIELDS, row[env_at:user_at])
         for row in rows
-        if row[split] is not None  # the LEFT JOIN's row of a project without environments
+        if row[env_at] is not None  # the LEFT JOIN's row of a project without environments
     ]
     environments.sort(key=lambda env: (env.sort_order, env.name))
     project.new_flag_environments = environments
+    project.preloaded_users = {}
+    if creator_id is not None:
+        found = rows[0][user_at] is not None
+        project.preloaded_users[creator_id] = (
+            User.from_db(connection.alias, USER_FIELDS, rows[0][user_at:]) if found else None
+        )
     return project
 
 

@@ -67,7 +67,7 @@ class ProjectFeatureViewSet(AdminApiMixin, viewsets.ViewSet):
     )
     def create(self, request: Request, projectId: str) -> Response:
         body = CREATE_FEATURE_SCHEMA.run_validation(request.data)
-        project = get_active_project(projectId)
+        project = get_active_project(projectId, for_actor=request.user)
         feature = create_feature(project=project, **body, actor=request.user)
         return Response(
             FEATURE_SCHEMA.to_representation(feature),
