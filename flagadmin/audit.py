@@ -8,6 +8,36 @@ from flagadmin.api.principals import audit_actor
 from flagadmin.models import AuditEvent
 
 
+def build_event(
+    event_type: str,
+    *,
+    actor: object,
+    data: Any = None,
+    pre_data: Any = None,
+    project: str | None = None,
+    feature_name: str | None = None,
+    environment: str | None = None,
+    tags: list[dict[str, str]] | None = None,
+) -> AuditEvent | None:
+    """The event `record_event` stores, unsaved, for a caller that writes it in one statement
+    with the rows it describes (the busiest writes). None for a no-op update."""
+    if data is not None and pre_data is not None and data == pre_data:
+        return None
+    name, user_id, token = audit_actor(actor)
+    return AuditEvent(
+        type=event_type,
+        created_by=name,
+        created_by_user_id=user_id,
+        token=token,
+        project=project,
+        feature_name=feature_name,
+        environment=environment,
+        data=data,
+        pre_data=pre_data,
+        tags=tags or [],
+    )
+
+
 def record_event(
     event_type: str,
     *,
@@ -21,18 +51,16 @@ def record_event(
 ) -> AuditEvent | None:
     """Store one event for `actor` (a user or token principal). An update whose data equals its
     pre-data changed nothing and is not recorded (as Unleash); returns None then."""
-    if data is not None and pre_data is not None and data == pre_data:
-        return None
-    name, user_id, token = audit_actor(actor)
-    return AuditEvent.objects.create(
-        type=event_type,
-        created_by=name,
-        created_by_user_id=user_id,
-        token=token,
+    event = build_event(
+        event_type,
+        actor=actor,
+        data=data,
+        pre_data=pre_data,
         project=project,
         feature_name=feature_name,
         environment=environment,
-        data=data,
-        pre_data=pre_data,
-        tags=tags or [],
+        tags=tags,
     )
+    if event is not None:
+        event.save(force_insert=True)
+    return event
