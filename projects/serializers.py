@@ -109,7 +109,7 @@ class ProjectSchemaSerializer(serializers.Serializer):
     )
 
 
-@extend_schema_serializer(component_name="projectsSchema")
+@extend_schema_serializer(component_name="projectsSchema", many=False)
 class ProjectsSchemaSerializer(serializers.Serializer):
     version = serializers.IntegerField(help_text="Always 1.")
     projects = ProjectSchemaSerializer(many=True)
