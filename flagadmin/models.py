@@ -120,6 +120,9 @@ class User(AbstractBaseUser):
         constraints = [
             # Emails are unique whatever their case (sign-in matches them case-insensitively).
             models.UniqueConstraint(Lower("email"), name="user_email_ci_unique"),
+            # Usernames too: the Django admin's sign-in looks them up case-insensitively, so
+            # "Bob" and "bob" side by side would lock both out.
+            models.UniqueConstraint(Lower("username"), name="user_username_ci_unique"),
         ]
 
     def __str__(self) -> str:
