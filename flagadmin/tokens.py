@@ -71,8 +71,9 @@ def issue_token(
 
 
 def parse_bootstrap_token(raw: str) -> tuple[str, list[str], str]:
-    """(type, projects, environment) of a token written in Unleash's format."""
-    prefix, dot, secret = raw.partition(".")
+    """(type, projects, environment) of a token written in Unleash's format. The secret is the
+    part after the last dot: project ids and environment names may contain dots, secrets not."""
+    prefix, dot, secret = raw.rpartition(".")
     if not dot or not secret or ":" not in prefix:
         raise ValueError("expected <project>:<environment>.<secret>")
     project, _, environment = prefix.partition(":")
@@ -109,7 +110,7 @@ def ensure_bootstrap_tokens(admin_tokens: list[str], client_tokens: list[str]) -
                 ApiToken.objects.create(
                     name=f"init-{token_type}-{digest[:8]}",
                     type=token_type,
-                    prefix=raw.partition(".")[0],
+                    prefix=raw.rpartition(".")[0],
                     digest=digest,
                     project=",".join(projects),
                     environment=environment,

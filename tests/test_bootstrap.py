@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 
 from flagadmin.bootstrap import bootstrap_api_tokens
 from flagadmin.models import ApiToken, TokenType
-from flagadmin.tokens import ensure_bootstrap_tokens
+from flagadmin.tokens import ensure_bootstrap_tokens, parse_bootstrap_token
 from tests.conftest import assert_error
 from tests.factories import UserFactory, make_token
 
@@ -250,3 +250,17 @@ def test_ensureadmintoken__unusable_tokens_do_not_count(db, state):
 
     assert lines[1].startswith("*:*.")
     assert ApiToken.objects.count() == 2
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        pytest.param("*:*.abc123", ("admin", ["*"], "*"), id="admin"),
+        pytest.param(
+            "default:development.abc", ("client", ["default"], "development"), id="client"
+        ),
+        pytest.param("web.app:prod.eu.abc", ("client", ["web.app"], "prod.eu"), id="dotted-names"),
+    ],
+)
+def test_parse_bootstrap_token__splits_at_the_last_dot(raw, expected):
+    assert parse_bootstrap_token(raw) == expected
