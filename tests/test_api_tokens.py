@@ -176,7 +176,7 @@ def test_create_api_token__anonymous__401(anon_client, db):
 
 
 @pytest.mark.parametrize("fixture", ["viewer_client", "editor_client"])
-def test_create_api_token__without_admin__403(request, fixture):
+def test_create_api_token__without_admin__403(db, request, fixture):
     client = request.getfixturevalue(fixture)
 
     body = assert_error(_post(client, {"tokenName": "t", "type": "admin"}), 403, "NoAccessError")

@@ -150,7 +150,7 @@ def test_create_service_account__anonymous__401(anon_client, db):
 
 
 @pytest.mark.parametrize("fixture", ["viewer_client", "editor_client", "client_token_client"])
-def test_create_service_account__not_admin__403(request, fixture):
+def test_create_service_account__not_admin__403(db, request, fixture):
     client = request.getfixturevalue(fixture)
     body = {"username": "deployer", "name": "x", "rootRole": 1}
 
