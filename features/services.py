@@ -57,12 +57,33 @@ def _insert_statement(rows: Sequence[Model]) -> tuple[str, list]:
     return sql, params
 
 
-def _execute_together(statements: Sequence[tuple[str, list]]) -> None:
-    """Run the statements in order. On PostgreSQL with client-side parameter binding (Django's
-    default), they travel in one round trip; the first failure stops the rest and raises."""
-    options = connection.settings_dict.get("OPTIONS", {})
+def _batches_statements() -> bool:
+    """Whether several statements can travel in one query: on PostgreSQL with client-side
+    parameter binding (Django's default)."""
+    return (
+        connection.vendor == "postgresql"
+        and connection.settings_dict.get("OPTIONS", {}).get("server_side_binding") is not True
+    )
+
+
+def _write_together(statements: Sequence[tuple[str, list]]) -> None:
+    """Run the INSERTs in order, all or nothing, in as few round trips as the database allows.
+
+    Batched on PostgreSQL, they are one multi-statement query, which PostgreSQL runs as one
+    transaction of its own: outside any transaction that is the whole write, without BEGIN and
+    COMMIT round trips. Inside one (a caller's, or a test's), a savepoint keeps the connection
+    usable after a failure, as it does on other databases, where the statements go one by one."""
+    batched = _batches_statements()
+    if batched and not connection.in_atomic_block:
+        _execute(statements, batched=True)
+        return
+    with transaction.atomic():
+        _execute(statements, batched=batched)
+
+
+def _execute(statements: Sequence[tuple[str, list]], *, batched: bool) -> None:
     with connection.cursor() as cursor:
-        if connection.vendor == "postgresql" and options.get("server_side_binding") is not True:
+        if batched:
             cursor.execute(
                 ";\n".join(sql for sql, _ in statements),
                 [param for _, params in statements for param in params],
@@ -168,47 +189,51 @@ def create_feature(
         created_at=now,
         created_by_id=creator_id,
     )
+    stage = FeatureLifecycleStage(feature=feature, stage=LifecycleStage.INITIAL, entered_at=now)
+    feature_environments = [
+        FeatureEnvironment(feature=feature, environment=environment, enabled=False, variants=[])
+        for environment in environments
+    ]
+    tag_list = [{"type": tag_type, "value": value} for tag_type, value in tags]
+    event = build_event(
+        FEATURE_CREATED,
+        actor=actor,
+        project=project.pk,
+        feature_name=name,
+        tags=tag_list,
+        data={
+            "name": name,
+            "description": feature.description,
+            "type": feature.type,
+            "project": project.pk,
+            "stale": False,
+            "createdAt": _iso(now),
+            "lastSeenAt": None,
+            "impressionData": feature.impression_data,
+            "archived": False,
+        },
+    )
     try:
-        # The flag is the first row written: when its name is taken, the primary key refuses
-        # the insert, and the atomic block (a savepoint when nested) rolls back to a usable
-        # connection. Racing creations are serialised by the key (PostgreSQL) or by the
-        # IMMEDIATE write lock (SQLite); the loser gets the same 409 as a plain clash.
-        with transaction.atomic():
-            stage = FeatureLifecycleStage(
-                feature=feature, stage=LifecycleStage.INITIAL, entered_at=now
-            )
-            feature_environments = [
-                FeatureEnvironment(
-                    feature=feature, environment=environment, enabled=False, variants=[]
+        # One transaction writes the flag, its lifecycle stage, environments, tags and event.
+        # The flag's row goes first: when its name is taken, the primary key refuses it before
+        # anything else is written, and the whole write rolls back. Racing creations are
+        # serialised by that key (PostgreSQL) or by the IMMEDIATE write lock (SQLite); the loser
+        # gets the same 409 as a plain clash.
+        rows = [[feature], [stage], feature_environments]
+        if tags:
+            # New tag values are created first, in the same transaction as the flag.
+            with transaction.atomic():
+                rows.append(
+                    [
+                        FeatureTag(feature=feature, tag=tag, created_by_user_id=creator_id)
+                        for tag in _ensure_tags(tags)
+                    ]
                 )
-                for environment in environments
-            ]
-            feature_tags = [
-                FeatureTag(feature=feature, tag=tag, created_by_user_id=creator_id)
-                for tag in (_ensure_tags(tags) if tags else [])
-            ]
-            tag_list = [{"type": tag_type, "value": value} for tag_type, value in tags]
-            event = build_event(
-                FEATURE_CREATED,
-                actor=actor,
-                project=project.pk,
-                feature_name=name,
-                tags=tag_list,
-                data={
-                    "name": name,
-                    "description": feature.description,
-                    "type": feature.type,
-                    "project": project.pk,
-                    "stale": False,
-                    "createdAt": _iso(now),
-                    "lastSeenAt": None,
-                    "impressionData": feature.impression_data,
-                    "archived": False,
-                },
-            )
-            # The flag's insert comes first: a taken name fails before anything else is written.
-            batches = [[feature], [stage], feature_environments, feature_tags, [event]]
-            _execute_together([_insert_statement(rows) for rows in batches if rows])
+                rows.append([event])
+                _execute([_insert_statement(r) for r in rows if r], batched=_batches_statements())
+        else:
+            rows.append([event])
+            _write_together([_insert_statement(r) for r in rows if r])
     except IntegrityError:
         error = _name_taken_error(name)
         if error is None:

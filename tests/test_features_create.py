@@ -262,6 +262,19 @@ def test_create_feature__project_without_environments__no_entries(admin_client):
     assert response.json()["enabled"] is False
 
 
+def test_create_feature__project_without_environments_with_tags__201(admin_client):
+    project = ProjectFactory(with_environments=False)
+
+    response = post(
+        admin_client,
+        {"name": "no.env.tagged", "tags": [{"type": "simple", "value": "lonely"}]},
+        url=f"/api/admin/projects/{project.id}/features",
+    )
+
+    assert response.status_code == 201, response.content
+    assert response.json()["tags"] == [{"type": "simple", "value": "lonely"}]
+
+
 def test_create_feature__lifecycle_initial(admin_client):
     response = post(admin_client, {"name": "lifecycle"})
 
