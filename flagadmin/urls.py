@@ -17,7 +17,7 @@ api_admin = [
 urlpatterns = [
     path("api/admin/", include(api_admin)),
     # Everything else under /api/: 401 without credentials, then 404 NotFoundError.
-    re_path(r"^api(?:/.*)?$", UnknownApiPathView.as_view()),
+    re_path(r"^api(?:/[\s\S]*)?$", UnknownApiPathView.as_view()),  # [\s\S]: newlines too
     path("auth/saml/", include("auth_saml.sso_urls")),
     path("health", HealthView.as_view(), name="health"),
     path("ready", ReadyView.as_view(), name="ready"),

@@ -464,3 +464,42 @@ def test_session__viewer__403(db):
     client.force_login(UserFactory(root_role_id=3))
 
     assert assert_error(client.get(URL), 403, "NoAccessError")["permissions"] == ["ADMIN"]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param("/api/admin/x%0ay", id="newline-inside"),
+        pytest.param("/api/admin/projects%0a", id="newline-after-known-path"),
+    ],
+)
+def test_unknown_api_path_with_newline__anonymous__401_before_404(anon_client, db, path):
+    assert_error(anon_client.get(path), 401, "AuthenticationRequired")
+
+
+def test_validation_error__long_value__quoted_shortened(admin_client):
+    response = admin_client.post(
+        "/api/admin/projects/default/features", {"name": "x" * 5000}, format="json"
+    )
+    body = assert_error(response, 400, "ValidationError")
+    assert len(body["message"]) < 1200
+    assert body["details"][0]["message"].endswith("… (shortened).")
+
+
+def test_client_token__operation_with_a_permission__403_names_it(client_token_client):
+    response = client_token_client.put("/api/admin/groups/1", {"name": "g"}, format="json")
+    body = assert_error(response, 403, "NoAccessError")
+    assert body["message"].startswith(
+        "You don't have the required permissions to perform this operation. To perform this "
+        'action, you need the "ADMIN" permission. This token is a client token'
+    )
+    assert body["permissions"] == ["ADMIN"]
+
+
+def test_client_token__operation_without_a_permission__403_names_none(client_token_client):
+    body = assert_error(client_token_client.get("/api/admin/projects"), 403, "NoAccessError")
+    assert body["message"].startswith(
+        "You don't have the required permissions to perform this operation. This token is a "
+        "client token"
+    )
+    assert body["permissions"] == []

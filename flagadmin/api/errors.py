@@ -70,13 +70,26 @@ class NoAccessError(ApiError):
     status_code = status.HTTP_403_FORBIDDEN
     error_name = "NoAccessError"
 
-    def __init__(self, permission: str, environment: str | None = None, message: str | None = None):
+    def __init__(
+        self,
+        permission: str | None,
+        environment: str | None = None,
+        message: str | None = None,
+        remark: str | None = None,
+    ):
+        """`permission` None: the operation needs no named permission, only another caller."""
+        if permission is None:
+            message = (
+                message or "You don't have the required permissions to perform this operation."
+            )
         text = message or (
             "You don't have the required permissions to perform this operation. To perform "
             f'this action, you need the "{permission}" permission'
             + (f' in the "{environment}" environment.' if environment else ".")
         )
-        super().__init__(text, extra={"permissions": [permission]})
+        if remark:
+            text = f"{text} {remark}"
+        super().__init__(text, extra={"permissions": [permission] if permission else []})
 
 
 class NotFoundError(ApiError):
@@ -129,6 +142,17 @@ class InternalError(ApiError):
 # --- turning DRF validation trees into the contract's `details` ----------------------------
 
 
+QUOTED_VALUE_LIMIT = 1000
+
+
+def _quoted(value: Any) -> str:
+    """The sent value as JSON, shortened: an error body must not echo a 90 kB field twice."""
+    text = json.dumps(value, ensure_ascii=False)
+    if len(text) > QUOTED_VALUE_LIMIT:
+        return text[:QUOTED_VALUE_LIMIT] + "… (shortened)"
+    return text
+
+
 def _value_at(data: Any, parts: list[str]) -> tuple[bool, Any]:
     for part in parts:
         if isinstance(data, Mapping) and part in data:
@@ -176,7 +200,7 @@ def validation_details(tree: Any, data: Any, location: str = "body") -> list[dic
             message = text + "."
         else:
             found, value = _value_at(data, parts)
-            sent = f" You sent {json.dumps(value, ensure_ascii=False)}." if found else ""
+            sent = f" You sent {_quoted(value)}." if found else ""
             message = f"The `{path}` property {text}.{sent}"
         details.append({"path": path, "message": message})
     return details
@@ -200,10 +224,8 @@ def _to_api_error(exc: Exception, context: Mapping[str, Any]) -> ApiError:
         message = " ".join(d["message"] for d in details)
         return ValidationError(message, details=details)
     if isinstance(exc, drf.ParseError):
-        return ValidationError(
-            f"The request body is not valid JSON: {exc.detail}",
-            details=[{"path": "/body", "message": f"The body is not valid JSON: {exc.detail}"}],
-        )
+        message = f"The request body is not valid JSON: {exc.detail}"
+        return ValidationError.for_property("/body", message)
     if isinstance(exc, drf.NotAuthenticated | drf.AuthenticationFailed):
         return AuthenticationRequired()
     if isinstance(exc, drf.PermissionDenied) and str(exc.detail).startswith("CSRF Failed"):
@@ -280,4 +302,9 @@ def json_error_response(error: ApiError) -> JsonResponse:
     body = error_body(error)
     if error.status_code >= 500:
         logger.error("error %s: %s", body["id"], error.error_name)
-    return JsonResponse(body, status=error.status_code)
+    else:
+        logger.info("error %s: %s %s", body["id"], error.error_name, error.message)
+    # Compact, as DRF's renderer writes every other body.
+    return JsonResponse(
+        body, status=error.status_code, json_dumps_params={"separators": (",", ":")}
+    )

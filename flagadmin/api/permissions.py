@@ -22,14 +22,14 @@ class AdminApiPrincipal(BasePermission):
     def has_permission(self, request: Request, view) -> bool:
         principal = _principal(request)
         if not getattr(principal, "is_admin_api_principal", False):
-            needed = required_permission(view) or perms.NONE
+            needed = required_permission(view)
+            if needed == perms.NONE:
+                needed = None
+            # The contract's sentence naming the permission, then why this caller lacks it.
             raise NoAccessError(
                 needed,
-                message=(
-                    "You don't have the required permissions to perform this operation. "
-                    "This token is a client token, valid for the client API only; "
-                    "use an admin API token or a personal access token here."
-                ),
+                remark="This token is a client token, valid for the client API only; "
+                "use an admin API token or a personal access token here.",
             )
         return True
 
