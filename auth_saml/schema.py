@@ -28,7 +28,6 @@ def _properties(enabled: bool) -> dict[str, Any]:
         "signOutUrl": {"type": "string", "description": HELP["signOutUrl"]},
         "spCertificate": {
             "type": "string",
-            "writeOnly": True,
             "description": HELP["spCertificate"],
         },
         "autoCreate": {"type": "boolean", "description": HELP["autoCreate"]},

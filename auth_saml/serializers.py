@@ -30,9 +30,10 @@ HELP = {
     "certificate": "The identity provider's X.509 signing certificate (base64, with or without "
     "PEM armour): responses must be signed with its key.",
     "signOutUrl": "The identity provider's single sign-out URL.",
-    "spCertificate": "The service provider's private key (PEM), used to sign sign-out requests. "
-    "Write-only: stored encrypted, never returned (see `spCertificateSet`). Settings are "
-    "replaced as a whole, so send it with every update that should keep it.",
+    "spCertificate": "The service provider's signing key (PEM), used to sign sign-out requests. "
+    "Stored encrypted at rest and returned, as sent, only to callers with `ADMIN` (the Django "
+    "admin never shows it). Settings are replaced as a whole, so send it with every update "
+    "that should keep it.",
     "autoCreate": "Create users on first sign-in when their email's domain is in `emailDomains`.",
     "emailDomains": "Comma-separated email domains for which users are auto-created, e.g. "
     '"example.com, @example.org" (trimmed, case-insensitive, a leading @ ignored).',
@@ -46,7 +47,6 @@ HELP = {
     "contain one of them are joined; memberships added by sign-in that no longer match are "
     "removed, memberships added by hand are never removed. When the attribute is absent from "
     "an assertion, memberships are left unchanged.",
-    "spCertificateSet": "Whether a service provider private key (`spCertificate`) is stored.",
 }
 
 
@@ -59,9 +59,7 @@ class SamlSettingsSerializer(StrictSerializer):
     signOnUrl = StrictCharField(source="sign_on_url", required=False, allow_blank=True)
     certificate = StrictCharField(required=False, allow_blank=True)
     signOutUrl = StrictCharField(source="sign_out_url", required=False, allow_blank=True)
-    spCertificate = StrictCharField(
-        source="sp_private_key", required=False, allow_blank=True, write_only=True
-    )
+    spCertificate = StrictCharField(source="sp_private_key", required=False, allow_blank=True)
     autoCreate = StrictBooleanField(source="auto_create", required=False)
     emailDomains = StrictCharField(source="email_domains", required=False, allow_blank=True)
     defaultRootRole = StrictChoiceField(
@@ -122,8 +120,7 @@ def _position(order: list[str], name: str) -> int:
 
 @extend_schema_serializer(component_name="samlSettingsResponseSchema")
 class SamlSettingsResponseSerializer(serializers.Serializer):
-    """The stored settings, as sent (fields that were not sent are left out). The service
-    provider's private key is never returned; `spCertificateSet` says whether one is stored."""
+    """The stored settings, as sent (fields that were not sent are left out)."""
 
     # None marked required, as in the specification (`enabled` is in fact always present).
     enabled = serializers.BooleanField(required=False, help_text=HELP["enabled"])
@@ -156,8 +153,8 @@ class SamlSettingsResponseSerializer(serializers.Serializer):
     groupJsonPath = serializers.CharField(
         source="group_json_path", required=False, help_text=HELP["groupJsonPath"]
     )
-    spCertificateSet = serializers.BooleanField(
-        source="sp_private_key_set", required=False, help_text=HELP["spCertificateSet"]
+    spCertificate = serializers.CharField(
+        source="sp_private_key", required=False, help_text=HELP["spCertificate"]
     )
 
     def to_representation(self, instance: SamlSettings) -> dict[str, Any]:

@@ -17,8 +17,7 @@ from flagadmin.schema import error_responses
 _STORED = OpenApiResponse(
     response=SamlSettingsResponseSerializer,
     description="The stored settings, as sent (fields that were not sent are left out). "
-    "`spCertificate` (the service provider's private key) is never returned; "
-    "`spCertificateSet` says whether one is stored.",
+    "`spCertificate` is kept encrypted at rest.",
 )
 
 

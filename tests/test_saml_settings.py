@@ -56,7 +56,7 @@ def test_get_saml_settings__after_post__returns_stored_settings(admin_client, sp
     response = admin_client.get(URL)
 
     assert response.status_code == 200
-    assert response.json() == {**ENABLED, "autoCreate": True, "spCertificateSet": True}
+    assert response.json() == {**ENABLED, "autoCreate": True, "spCertificate": sp_key_pem}
 
 
 # --- POST: the two variants ----------------------------------------------------------------------
@@ -75,15 +75,13 @@ FULL_OPTIONALS = {
 @pytest.mark.parametrize(
     ("body", "expected"),
     [
-        pytest.param(ENABLED, {**ENABLED, "spCertificateSet": False}, id="enabled-minimal"),
+        pytest.param(ENABLED, {**ENABLED}, id="enabled-minimal"),
         pytest.param(
             {**ENABLED, **FULL_OPTIONALS},
-            {**ENABLED, **FULL_OPTIONALS, "spCertificateSet": False},
+            {**ENABLED, **FULL_OPTIONALS},
             id="enabled-every-field",
         ),
-        pytest.param(
-            {"enabled": False}, {"enabled": False, "spCertificateSet": False}, id="disabled-minimal"
-        ),
+        pytest.param({"enabled": False}, {"enabled": False}, id="disabled-minimal"),
         pytest.param(
             # What Unleash's Go client sends to disable SAML.
             {"enabled": False, "entityId": " ", "signOnUrl": " ", "certificate": " "},
@@ -92,23 +90,22 @@ FULL_OPTIONALS = {
                 "entityId": " ",
                 "signOnUrl": " ",
                 "certificate": " ",
-                "spCertificateSet": False,
             },
             id="disabled-blank-fields",
         ),
         pytest.param(
             {**ENABLED, **FULL_OPTIONALS, "enabled": False},
-            {**ENABLED, **FULL_OPTIONALS, "enabled": False, "spCertificateSet": False},
+            {**ENABLED, **FULL_OPTIONALS, "enabled": False},
             id="disabled-every-field",
         ),
         pytest.param(
             {**ENABLED, "defaultRootRoleId": 2.0, "signOutUrl": ""},
-            {**ENABLED, "defaultRootRoleId": 2, "signOutUrl": "", "spCertificateSet": False},
+            {**ENABLED, "defaultRootRoleId": 2, "signOutUrl": ""},
             id="integral-number-role-id",
         ),
         pytest.param(
             {**ENABLED, "unleashHostname": "x", "addGroupsScope": True},
-            {**ENABLED, "spCertificateSet": False},
+            {**ENABLED},
             id="unknown-fields-ignored",
         ),
     ],
@@ -121,14 +118,13 @@ def test_set_saml_settings__valid__200_stored_as_sent(admin_client, body, expect
     assert admin_client.get(URL).json() == expected
 
 
-def test_set_saml_settings__sp_certificate__encrypted_at_rest_never_returned(
+def test_set_saml_settings__sp_certificate__encrypted_at_rest_returned_as_sent(
     admin_client, sp_key_pem
 ):
     response = post(admin_client, {**ENABLED, "spCertificate": sp_key_pem})
 
     assert response.status_code == 200
-    assert "spCertificate" not in response.json()
-    assert response.json()["spCertificateSet"] is True
+    assert response.json()["spCertificate"] == sp_key_pem
     stored = SamlSettings.objects.get()
     assert "PRIVATE KEY" not in stored.sp_certificate_encrypted
     assert sp_key_pem not in stored.sp_certificate_encrypted
@@ -141,7 +137,7 @@ def test_set_saml_settings__replaces_previous_settings(admin_client, sp_key_pem)
     response = post(admin_client, {"enabled": False, "entityId": "other"})
 
     assert response.status_code == 200
-    assert response.json() == {"enabled": False, "entityId": "other", "spCertificateSet": False}
+    assert response.json() == {"enabled": False, "entityId": "other"}
     stored = SamlSettings.objects.get()
     assert stored.sign_on_url is None
     assert stored.auto_create is None
@@ -330,7 +326,7 @@ def test_set_saml_settings__invalid_after_valid__keeps_previous(admin_client):
     response = post(admin_client, {"enabled": True})
 
     assert_error(response, 400, "ValidationError")
-    assert admin_client.get(URL).json() == {**ENABLED, "spCertificateSet": False}
+    assert admin_client.get(URL).json() == {**ENABLED}
 
 
 # --- POST: audit -------------------------------------------------------------------------------
@@ -494,8 +490,8 @@ def test_openapi__saml_settings_documented_as_the_specification_names_them(anon_
     assert disabled_variant["properties"]["enabled"]["allOf"] == [
         {"type": "boolean", "enum": [False]}
     ]
-    assert enabled_variant["properties"]["spCertificate"]["writeOnly"] is True
+    assert "writeOnly" not in enabled_variant["properties"]["spCertificate"]
     response_props = schemas["samlSettingsResponseSchema"]["properties"]
-    assert "spCertificate" not in response_props
-    assert "spCertificateSet" in response_props
+    assert "spCertificate" in response_props
+    assert "spCertificateSet" not in response_props
     assert "required" not in schemas["samlSettingsResponseSchema"]
