@@ -8,6 +8,7 @@ from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
 from flagadmin.api.fields import (
+    NonBlankCharField,
     StrictCharField,
     StrictIntegerField,
     StrictListField,
@@ -57,7 +58,7 @@ class GroupWriteSerializer(StrictSerializer):
     """The whole group as the client wants it (POST and PUT). An omitted optional field takes
     its default, so a PUT replaces every detail of the group."""
 
-    name = StrictCharField(max_length=255, help_text="The group's name, unique and non-empty.")
+    name = NonBlankCharField(max_length=255, help_text="The group's name, unique and not blank.")
     description = StrictCharField(
         required=False,
         allow_null=True,

@@ -13,6 +13,7 @@ from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_seri
 from rest_framework import serializers
 
 from flagadmin.api.fields import (
+    NonBlankCharField,
     StrictCharField,
     StrictChoiceField,
     StrictIntegerField,
@@ -136,7 +137,7 @@ class CreateProjectSchemaSerializer(StrictSerializer):
         help_text="Unique project id: 1-100 characters among `A-Z a-z 0-9 - _ . ! ~ * ' ( )`, "
         "not `.` or `..`.",
     )
-    name = StrictCharField(max_length=255, help_text="Display name, not blank.")
+    name = NonBlankCharField(max_length=255, help_text="Display name, not blank.")
     description = StrictCharField(
         allow_null=True, allow_blank=True, default=None, help_text='`""` is stored as null.'
     )
@@ -159,11 +160,6 @@ class CreateProjectSchemaSerializer(StrictSerializer):
                 "must be URL friendly: only the characters A-Z a-z 0-9 - _ . ! ~ * ' ( ) "
                 "are allowed"
             )
-        return value
-
-    def validate_name(self, value: str) -> str:
-        if not value.strip():
-            raise serializers.ValidationError("must not be blank")
         return value
 
     def validate_description(self, value: str | None) -> str | None:

@@ -719,3 +719,15 @@ def test_update_group__patch__405(admin_client, group):
     response = admin_client.patch(f"/api/admin/groups/{group.pk}", {"name": "x"}, format="json")
 
     assert_error(response, 405, "MethodNotAllowedError")
+
+
+def test_update_group__name_only_white_space__400(admin_client, group):
+    response = put(admin_client, group.pk, {"name": "   "})
+
+    error = assert_error(response, 400, "ValidationError")
+    assert error["details"] == [
+        {
+            "path": "/body/name",
+            "message": 'The `/body/name` property must not be blank. You sent "   ".',
+        }
+    ]

@@ -32,6 +32,18 @@ class StrictCharField(serializers.CharField):
         return super().to_internal_value(data)
 
 
+class NonBlankCharField(StrictCharField):
+    """A string that must hold something besides white space (names shown to people)."""
+
+    default_error_messages = {"whitespace": "must not be blank"}
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if not value.strip():
+            self.fail("whitespace")
+        return value
+
+
 class StrictBooleanField(serializers.BooleanField):
     default_error_messages = {"invalid": "must be boolean", "null": "must be boolean"}
 
