@@ -230,7 +230,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": (
         "The Unleash-compatible administration API of flagadmin. Every error answers "
         "`{id, name, message, details?}`. Authenticate with an API token in the "
-        "`Authorization` header (a leading `Bearer ` is accepted)."
+        "`Authorization` header (a leading `Bearer ` is accepted). Request bodies need a "
+        "`Content-Length` (a chunked body is refused with 411 LengthRequiredError)."
     ),
     "VERSION": "1.0.0",
     "COMPONENT_SPLIT_REQUEST": True,

@@ -503,3 +503,15 @@ def test_client_token__operation_without_a_permission__403_names_none(client_tok
         "client token"
     )
     assert body["permissions"] == []
+
+
+def test_chunked_body_without_length__411(admin_client):
+    response = admin_client.generic(
+        "POST",
+        "/api/admin/projects/default/features",
+        b"",
+        content_type="application/json",
+        HTTP_TRANSFER_ENCODING="chunked",
+    )
+    body = assert_error(response, 411, "LengthRequiredError")
+    assert "Content-Length" in body["message"]

@@ -115,6 +115,15 @@ class ContentTooLargeError(ApiError):
     default_detail = "The request body is larger than the limit of 100 kB."
 
 
+class LengthRequiredError(ApiError):
+    status_code = status.HTTP_411_LENGTH_REQUIRED
+    error_name = "LengthRequiredError"
+    default_detail = (
+        "Send the request body with a Content-Length header; chunked request bodies are not "
+        "accepted."
+    )
+
+
 class ContentTypeError(ApiError):
     status_code = status.HTTP_415_UNSUPPORTED_MEDIA_TYPE
     # Spelled exactly as the specification names it.

@@ -16,6 +16,7 @@ from flagadmin import services
 from flagadmin.api.errors import (
     ContentTooLargeError,
     ContentTypeError,
+    LengthRequiredError,
     MethodNotAllowedError,
     NotFoundError,
     ServiceUnavailableError,
@@ -84,6 +85,12 @@ class AdminApiMixin:
             media_type = content_type.split(";", 1)[0].strip().lower()
             if media_type != "application/json":
                 raise ContentTypeError(content_type or None)
+            if (
+                request.META.get("CONTENT_LENGTH") in (None, "", "0")
+                and "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower()
+            ):
+                # Django reads a body without a length as empty: refuse it rather than act on {}.
+                raise LengthRequiredError()
 
 
 class UnknownApiPathView(AdminApiMixin, APIView):
