@@ -16,6 +16,7 @@ from features.models import (
     FeatureStrategy,
     FeatureTag,
 )
+from features.sql import column, table
 from flagadmin.api.errors import NotFoundError
 from flagadmin.api.principals import acting_user_id
 from flagadmin.models import AuditEvent
@@ -53,14 +54,6 @@ DETAIL_PREFETCHES = (
 )
 
 
-def _table(model) -> str:
-    return f'"{model._meta.db_table}"'
-
-
-def _column(model, field: str) -> str:
-    return f'"{model._meta.get_field(field).column}"'
-
-
 # The creation path is the busiest write, and compiling ORM queries is most of its CPU time
 # (select_related over three tables costs ten times the round trip). The reads it makes are
 # therefore written out once here, from the models' own table and column names; the rows become
@@ -70,24 +63,24 @@ ENVIRONMENT_FIELDS = ("name", "type", "sort_order")
 USER_FIELDS = ("id", "name", "username", "email", "image_url")
 ACTIVE_PROJECT_SQL = (
     "SELECT "
-    + ", ".join(f"p.{_column(Project, f)}" for f in PROJECT_FIELDS)
+    + ", ".join(f"p.{column(Project, f)}" for f in PROJECT_FIELDS)
     + ", "
-    + ", ".join(f"e.{_column(Environment, f)}" for f in ENVIRONMENT_FIELDS)
+    + ", ".join(f"e.{column(Environment, f)}" for f in ENVIRONMENT_FIELDS)
     + ", "
-    + ", ".join(f"u.{_column(User, f)}" for f in USER_FIELDS)
-    + f" FROM {_table(Project)} p"
+    + ", ".join(f"u.{column(User, f)}" for f in USER_FIELDS)
+    + f" FROM {table(Project)} p"
     # The creator that a token principal acts as (or no row when the parameter is NULL).
-    + f" LEFT JOIN {_table(User)} u ON u.{_column(User, 'id')} = %s"
-    + f" LEFT JOIN {_table(ProjectEnvironment)} pe"
-    + f" ON pe.{_column(ProjectEnvironment, 'project')} = p.{_column(Project, 'id')}"
-    + f" LEFT JOIN {_table(Environment)} e"
-    + f" ON e.{_column(Environment, 'name')} = pe.{_column(ProjectEnvironment, 'environment')}"
-    + f" WHERE p.{_column(Project, 'id')} = %s AND p.{_column(Project, 'archived_at')} IS NULL"
+    + f" LEFT JOIN {table(User)} u ON u.{column(User, 'id')} = %s"
+    + f" LEFT JOIN {table(ProjectEnvironment)} pe"
+    + f" ON pe.{column(ProjectEnvironment, 'project')} = p.{column(Project, 'id')}"
+    + f" LEFT JOIN {table(Environment)} e"
+    + f" ON e.{column(Environment, 'name')} = pe.{column(ProjectEnvironment, 'environment')}"
+    + f" WHERE p.{column(Project, 'id')} = %s AND p.{column(Project, 'archived_at')} IS NULL"
 )
 USER_SQL = (
     "SELECT "
-    + ", ".join(_column(User, f) for f in USER_FIELDS)
-    + f" FROM {_table(User)} WHERE {_column(User, 'id')} = %s"
+    + ", ".join(column(User, f) for f in USER_FIELDS)
+    + f" FROM {table(User)} WHERE {column(User, 'id')} = %s"
 )
 
 
