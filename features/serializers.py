@@ -41,6 +41,10 @@ from flagadmin.api.fields import (
 # --- request ---------------------------------------------------------------------------------
 
 
+# A bound on one request's tags: far above real use, well below what one statement can carry.
+MAX_TAGS_PER_FLAG = 100
+
+
 @extend_schema_serializer(component_name="tagSchema")
 class TagSchemaSerializer(StrictSerializer):
     """A tag: a value of a tag type. Used in requests and responses."""
@@ -78,8 +82,9 @@ class CreateFeatureSchemaSerializer(StrictSerializer):
     tags = StrictListField(
         child=TagSchemaSerializer(),
         default=list,
+        max_length=MAX_TAGS_PER_FLAG,
         help_text="Tags to add. The tag type must exist; new values are created; "
-        "repeated tags count once.",
+        f"repeated tags count once. At most {MAX_TAGS_PER_FLAG}.",
     )
 
     def validate_name(self, value: str) -> str:

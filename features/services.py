@@ -89,9 +89,13 @@ def _ensure_tags(tags: Sequence[tuple[str, str]]) -> list[Tag]:
     """The Tag rows for (type, value) pairs, creating the values that are new. Concurrent
     creators of the same new value both succeed: the unique constraint makes one insert a
     no-op (ON CONFLICT DO NOTHING), and both then read the one row."""
-    match = Q()
+    # One condition per tag type (a handful), not one per tag: SQLite caps expression depth.
+    values_by_type: dict[str, set[str]] = {}
     for tag_type, value in tags:
-        match |= Q(type_id=tag_type, value=value)
+        values_by_type.setdefault(tag_type, set()).add(value)
+    match = Q()
+    for tag_type, values in values_by_type.items():
+        match |= Q(type_id=tag_type, value__in=sorted(values))
     found = {(t.type_id, t.value): t for t in Tag.objects.filter(match)}
     missing = [pair for pair in tags if pair not in found]
     if missing:
