@@ -72,6 +72,13 @@ class Feature(models.Model):
                 fields=["project", "archived_at", "stale", "type", "created_at"],
                 name="feature_project_state",
             ),
+            # lastReportedFlagUsage of a project: its newest usage, one probe per project.
+            models.Index(
+                models.F("project"),
+                models.F("last_seen_at").desc(),
+                name="feature_last_seen",
+                condition=models.Q(last_seen_at__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:

@@ -270,6 +270,13 @@ class AuditEvent(models.Model):
                 fields=["project", "feature_name", "-created_at"], name="audit_project_feature"
             ),
             models.Index(fields=["feature_name", "-created_at"], name="audit_feature"),
+            # The same, one probe per project: the newest event about any flag of a project.
+            models.Index(
+                models.F("project"),
+                models.F("created_at").desc(),
+                name="audit_flag_event_newest",
+                condition=models.Q(feature_name__isnull=False),
+            ),
             models.Index(fields=["-created_at"], name="audit_created"),
         ]
 

@@ -98,10 +98,10 @@ def _projects_sql(scope: str, with_boundaries: bool) -> str:
       created_at): index-only range scans;
     - members: `project_role_project_role` (project, role), then the unique (group, user)
       index of group memberships;
-    - lastUpdatedAt: `audit_flag_event_newest` (project, created_at DESC) over events with a
-      flag name, walked newest first until an event about a flag that is in the project (a
-      primary-key probe); the first one nearly always is. `OFFSET 0` keeps PostgreSQL from
-      turning that check into a join over all of the project's events;
+    - lastUpdatedAt: `audit_flag_event_newest` (on AuditEvent: project, created_at DESC) over
+      events with a flag name, walked newest first until an event about a flag that is in the
+      project (a primary-key probe); the first one nearly always is. `OFFSET 0` keeps
+      PostgreSQL from turning that check into a join over all of the project's events;
     - lastReportedFlagUsage: `feature_last_seen` (project, last_seen_at DESC): one probe;
     - with_boundaries: per lifetime group, the oldest flag that is not potentially stale yet
       (a range start in `feature_project_state`), which tells how long the result holds.

@@ -8,7 +8,6 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('features', '0004_feature_name_rule'),
-        ('projects', '0003_read_model_indexes'),
     ]
 
     operations = [
