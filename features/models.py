@@ -6,7 +6,6 @@ variants, variants, parameters) are JSON columns whose shape `features.validator
 """
 
 import uuid
-from datetime import timedelta
 
 from django.conf import settings
 from django.db import models
@@ -31,15 +30,8 @@ class FeatureType(models.TextChoices):
     PERMISSION = "permission", "Permission"
 
 
-# Expected lifetime of each flag type; older flags that are not stale are "potentially stale".
-# None: never potentially stale.
-FEATURE_TYPE_LIFETIME: dict[str, timedelta | None] = {
-    FeatureType.RELEASE: timedelta(days=40),
-    FeatureType.EXPERIMENT: timedelta(days=40),
-    FeatureType.OPERATIONAL: timedelta(days=7),
-    FeatureType.KILL_SWITCH: None,
-    FeatureType.PERMISSION: None,
-}
+# The expected lifetime of each type (after which a flag is "potentially stale") is defined
+# once, in `projects.queries.POTENTIALLY_STALE_AFTER`, where project health is computed.
 
 
 class Feature(models.Model):

@@ -48,9 +48,8 @@ from projects.models import (
 )
 
 # How long a flag of each type is expected to live: an older flag that is not stale is
-# "potentially stale". Types not listed (kill-switch, permission) never are. The same figures
-# as `features.models.FEATURE_TYPE_LIFETIME` (a test holds them equal), kept here as data
-# because this app cannot import `features`.
+# "potentially stale". Types not listed (kill-switch, permission) never are. Defined here, the
+# one place, because this app computes health and cannot import `features` (which can read it).
 POTENTIALLY_STALE_AFTER: dict[str, timedelta] = {
     "release": timedelta(days=40),
     "experiment": timedelta(days=40),
