@@ -28,7 +28,6 @@ from features.validators import (
     MAX_WEIGHT,
     PAYLOAD_TYPES,
     WEIGHT_TYPES,
-    is_url_friendly,
 )
 from flagadmin.api.fields import (
     StrictBooleanField,
@@ -36,6 +35,7 @@ from flagadmin.api.fields import (
     StrictChoiceField,
     StrictListField,
     StrictSerializer,
+    UrlFriendlyNameField,
 )
 
 # --- request ---------------------------------------------------------------------------------
@@ -60,7 +60,7 @@ class CreateFeatureSchemaSerializer(StrictSerializer):
     """A new flag. Other body fields (`archived`, `stale`, `createdAt`, `enabled`, `strategies`,
     `variants`, `project`, ...) are ignored: the server decides them."""
 
-    name = StrictCharField(
+    name = UrlFriendlyNameField(
         max_length=MAX_FLAG_NAME_LENGTH,
         help_text="Unique flag name (across all projects, archived flags included), "
         "1-100 characters among `A-Z a-z 0-9 - _ . ! ~ * ' ( )`, not `.` or `..`.",
@@ -86,16 +86,6 @@ class CreateFeatureSchemaSerializer(StrictSerializer):
         help_text="Tags to add. The tag type must exist; new values are created; "
         f"repeated tags count once. At most {MAX_TAGS_PER_FLAG}.",
     )
-
-    def validate_name(self, value: str) -> str:
-        if value in (".", ".."):
-            raise serializers.ValidationError('must not be "." or ".."')
-        if not is_url_friendly(value):
-            raise serializers.ValidationError(
-                "must be URL friendly: only the characters A-Z a-z 0-9 - _ . ! ~ * ' ( ) "
-                "are allowed"
-            )
-        return value
 
     def validate_description(self, value: str | None) -> str | None:
         return value or None

@@ -9,16 +9,11 @@ message names the failing path, e.g. "variants/0/weight must be <= 1000".
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from django.core.exceptions import ValidationError
 
-# Flag names and project ids must survive a URL unchanged: exactly the characters JavaScript's
-# encodeURIComponent leaves alone (Unleash's rule), and not the path segments "." and "..".
-URL_FRIENDLY_RE = re.compile(r"^[A-Za-z0-9\-_.!~*'()]+$")
-# What `urllib.parse.quote` must leave alone to keep such names unchanged in a Location header.
-URL_SAFE_CHARACTERS = "-_.!~*'()"
+from flagadmin.names import is_url_friendly
 
 CONSTRAINT_OPERATORS = (
     "NOT_IN",
@@ -43,10 +38,6 @@ MAX_WEIGHT = 1000
 
 
 MAX_FLAG_NAME_LENGTH = 100
-
-
-def is_url_friendly(name: str) -> bool:
-    return bool(URL_FRIENDLY_RE.match(name)) and name not in (".", "..")
 
 
 def validate_flag_name(value: str) -> None:

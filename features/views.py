@@ -13,9 +13,9 @@ from features.schema import SpecNamedAutoSchema
 from features.selectors import get_active_project, get_project_feature, load_feature_detail
 from features.serializers import CreateFeatureSchemaSerializer, FeatureSchemaSerializer
 from features.services import archive_feature, create_feature
-from features.validators import URL_SAFE_CHARACTERS
 from flagadmin import permissions as perms
 from flagadmin.api.views import AdminApiMixin
+from flagadmin.names import URL_SAFE_CHARACTERS
 from flagadmin.schema import error_responses
 
 PROJECT_ID = OpenApiParameter("projectId", str, OpenApiParameter.PATH, description="Project id.")

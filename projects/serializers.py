@@ -7,8 +7,6 @@ the two in step (the keys of a listed project are exactly the fields of `project
 
 from __future__ import annotations
 
-import re
-
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_serializer
 from rest_framework import serializers
 
@@ -19,21 +17,11 @@ from flagadmin.api.fields import (
     StrictIntegerField,
     StrictListField,
     StrictSerializer,
+    UrlFriendlyNameField,
 )
 from flagadmin.models import AccountType, Role, RoleType, User
 from groups.models import Group
 from projects.models import Environment, ProjectMode
-
-# Project ids must survive a URL unchanged: exactly the characters JavaScript's
-# encodeURIComponent leaves alone (Unleash's rule for flag names and project ids), and not the
-# path segments "." and "..".
-URL_FRIENDLY_RE = re.compile(r"^[A-Za-z0-9\-_.!~*'()]+$")
-URL_SAFE_CHARACTERS = "-_.!~*'()"
-
-
-def is_url_friendly(value: str) -> bool:
-    return bool(URL_FRIENDLY_RE.match(value)) and value not in (".", "..")
-
 
 # --- response: the list ------------------------------------------------------------------------
 
@@ -132,7 +120,7 @@ class ProjectDetailSchemaSerializer(ProjectSchemaSerializer):
 class CreateProjectSchemaSerializer(StrictSerializer):
     """A new project. Other body fields are ignored."""
 
-    id = StrictCharField(
+    id = UrlFriendlyNameField(
         max_length=100,
         help_text="Unique project id: 1-100 characters among `A-Z a-z 0-9 - _ . ! ~ * ' ( )`, "
         "not `.` or `..`.",
@@ -151,16 +139,6 @@ class CreateProjectSchemaSerializer(StrictSerializer):
         help_text="Environments to enable in the project; when absent, every enabled "
         "environment. An empty list enables none.",
     )
-
-    def validate_id(self, value: str) -> str:
-        if value in (".", ".."):
-            raise serializers.ValidationError('must not be "." or ".."')
-        if not is_url_friendly(value):
-            raise serializers.ValidationError(
-                "must be URL friendly: only the characters A-Z a-z 0-9 - _ . ! ~ * ' ( ) "
-                "are allowed"
-            )
-        return value
 
     def validate_description(self, value: str | None) -> str | None:
         return value or None

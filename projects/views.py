@@ -15,11 +15,11 @@ from flagadmin import permissions as perms
 from flagadmin.api.errors import NotFoundError, ValidationError
 from flagadmin.api.views import AdminApiMixin
 from flagadmin.models import User
+from flagadmin.names import URL_SAFE_CHARACTERS
 from flagadmin.schema import error_responses
 from projects.models import Project
 from projects.queries import favorite_project_ids, project_access, project_detail, projects_page
 from projects.serializers import (
-    URL_SAFE_CHARACTERS,
     CreateProjectSchemaSerializer,
     ProjectAccessSchemaSerializer,
     ProjectAddAccessSchemaSerializer,

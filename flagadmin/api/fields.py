@@ -12,6 +12,8 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from rest_framework import serializers
 
+from flagadmin.names import is_url_friendly
+
 
 class StrictCharField(serializers.CharField):
     default_error_messages = {
@@ -41,6 +43,24 @@ class NonBlankCharField(StrictCharField):
         value = super().to_internal_value(data)
         if not value.strip():
             self.fail("whitespace")
+        return value
+
+
+class UrlFriendlyNameField(StrictCharField):
+    """A name used in URLs (flag names, project ids): see `flagadmin.names`."""
+
+    default_error_messages = {
+        "dot_segment": 'must not be "." or ".."',
+        "not_url_friendly": "must be URL friendly: only the characters "
+        "A-Z a-z 0-9 - _ . ! ~ * ' ( ) are allowed",
+    }
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if value in (".", ".."):
+            self.fail("dot_segment")
+        if not is_url_friendly(value):
+            self.fail("not_url_friendly")
         return value
 
 
