@@ -38,29 +38,11 @@ def build_event(
     )
 
 
-def record_event(
-    event_type: str,
-    *,
-    actor: object,
-    data: Any = None,
-    pre_data: Any = None,
-    project: str | None = None,
-    feature_name: str | None = None,
-    environment: str | None = None,
-    tags: list[dict[str, str]] | None = None,
-) -> AuditEvent | None:
-    """Store one event for `actor` (a user or token principal). An update whose data equals its
-    pre-data changed nothing and is not recorded (as Unleash); returns None then."""
-    event = build_event(
-        event_type,
-        actor=actor,
-        data=data,
-        pre_data=pre_data,
-        project=project,
-        feature_name=feature_name,
-        environment=environment,
-        tags=tags,
-    )
+def record_event(event_type: str, **fields: Any) -> AuditEvent | None:
+    """Store one event (same keywords as `build_event`: actor, data, pre_data, project,
+    feature_name, environment, tags). An update whose data equals its pre-data changed
+    nothing and is not recorded (as Unleash); returns None then."""
+    event = build_event(event_type, **fields)
     if event is not None:
         event.save(force_insert=True)
     return event
