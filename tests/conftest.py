@@ -4,6 +4,7 @@ Viewer/Editor/Admin personal tokens)."""
 from __future__ import annotations
 
 import pytest
+from django.db import connection
 from rest_framework.test import APIClient
 
 from flagadmin.models import Role, TokenType
@@ -73,3 +74,15 @@ def assert_error(response, status: int, name: str) -> dict:
     assert body["message"]
     uuid.UUID(body["id"], version=4)
     return body
+
+
+@pytest.fixture(scope="module")
+def seeded_rows_back_after_module(django_db_setup, django_db_blocker):
+    """`transaction=True` tests end with a flush that empties every table, seeded rows (roles,
+    system users, the default project, the `simple` tag type) included. Tests that run after
+    a module using it expect those rows, so they are put back once the module is done."""
+    yield
+    with django_db_blocker.unblock():
+        serialized = getattr(connection, "_test_serialized_contents", None)
+        if serialized:
+            connection.creation.deserialize_db_from_string(serialized)

@@ -24,16 +24,7 @@ from tests.factories import make_token
 URL = "/api/admin/projects/default/features"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _seeded_rows_back_afterwards(django_db_setup, django_db_blocker):
-    """`transaction=True` tests end with a flush that empties every table, seeded rows (roles,
-    system users, the default project, the `simple` tag type) included. Tests that run after
-    this module expect those rows, so they are put back once the module is done."""
-    yield
-    with django_db_blocker.unblock():
-        serialized = getattr(connection, "_test_serialized_contents", None)
-        if serialized:
-            connection.creation.deserialize_db_from_string(serialized)
+pytestmark = pytest.mark.usefixtures("seeded_rows_back_after_module")
 
 
 # Each test sees the seeded rows (serialized_rollback) and the threads see each other's commits.

@@ -16,6 +16,8 @@ from flagadmin.models import AuditEvent, TokenType
 from groups.models import Group
 from tests.factories import GroupFactory, make_token
 
+pytestmark = pytest.mark.usefixtures("seeded_rows_back_after_module")
+
 
 def run_together(count: int, work) -> list:
     """`work(index)` in `count` threads released at once; the results (or exceptions)."""

@@ -16,18 +16,10 @@ from tests.test_projects_list import listed
 
 # The list is reused only outside a transaction (one whose own uncommitted writes the snapshot
 # check cannot see), so these tests commit; serialized_rollback gives each the seeded rows.
-pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _seeded_rows_back_afterwards(django_db_setup, django_db_blocker):
-    """The flush that ends a `transaction=True` test empties the seeded tables too (roles,
-    system users, the default project); the tests after this module expect them back."""
-    yield
-    with django_db_blocker.unblock():
-        serialized = getattr(connection, "_test_serialized_contents", None)
-        if serialized:
-            connection.creation.deserialize_db_from_string(serialized)
+pytestmark = [
+    pytest.mark.django_db(transaction=True, serialized_rollback=True),
+    pytest.mark.usefixtures("seeded_rows_back_after_module"),
+]
 
 
 @pytest.fixture
