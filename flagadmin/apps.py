@@ -1,5 +1,8 @@
 from django.apps import AppConfig
+from django.db.backends.signals import connection_created
 from django.db.models.signals import post_migrate
+
+from flagadmin.db import bound_waits
 
 
 class FlagadminConfig(AppConfig):
@@ -11,6 +14,7 @@ class FlagadminConfig(AppConfig):
         from flagadmin import schema  # noqa: F401  (registers the OpenAPI auth extension)
 
         post_migrate.connect(_bootstrap_after_migrate, sender=self)
+        connection_created.connect(bound_waits, dispatch_uid="flagadmin.db.bound_waits")
 
 
 def _bootstrap_after_migrate(**kwargs) -> None:

@@ -43,6 +43,16 @@ def env_list(name: str, default: str = "") -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
+def env_seconds(name: str, default: float) -> float:
+    value = os.environ.get(name, "").strip()
+    return float(value) if value else default
+
+
+# Seconds; see flagadmin/db.py. libpq treats a connect timeout under 2 s as 2 s.
+DB_CONNECT_TIMEOUT = max(2, round(env_seconds("DB_CONNECT_TIMEOUT", 2)))
+DB_STATEMENT_TIMEOUT = env_seconds("DB_STATEMENT_TIMEOUT", 3)
+
+
 def database_from_url(url: str) -> dict:
     """`sqlite:///path` or `postgres://user:pass@host:port/name?opt=v` as a DATABASES entry."""
     parts = urlsplit(url)
@@ -56,6 +66,15 @@ def database_from_url(url: str) -> dict:
         return sqlite_database(name)
     if scheme in {"postgres", "postgresql", "pgsql"}:
         options = {key: values[-1] for key, values in parse_qs(parts.query).items()}
+        # Bounds so that a database that is down or stalled costs a request seconds, not a
+        # hang (flagadmin/db.py adds the client-side bound for a frozen server). Values set
+        # in the URL's query win.
+        options.setdefault("connect_timeout", str(DB_CONNECT_TIMEOUT))
+        if DB_STATEMENT_TIMEOUT > 0:
+            timeout_ms = round(DB_STATEMENT_TIMEOUT * 1000)
+            options["options"] = " ".join(
+                [options.get("options", ""), f"-c statement_timeout={timeout_ms}"]
+            ).strip()
         return {
             "ENGINE": "django.db.backends.postgresql",
             "NAME": unquote(parts.path.lstrip("/")),
@@ -259,10 +278,12 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "filters": {"not_503": {"()": "flagadmin.logfilters.SkipServiceUnavailable"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {
-        "django.request": {"level": "ERROR"},
+        # 503s are logged once, in one line, by the error handler (flagadmin/api/errors.py).
+        "django.request": {"level": "ERROR", "filters": ["not_503"]},
         "saml2": {"level": "WARNING"},
         # pysaml2's schema library logs "Resource 'XMLSchema.xsd' is already loaded" at INFO.
         "xmlschema": {"level": "WARNING"},

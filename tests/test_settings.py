@@ -9,6 +9,7 @@ import sys
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
+from flagadmin import settings as settings_module
 from flagadmin.settings import BASE_DIR, _load_dotenv, database_from_url, env_bool, env_list
 
 
@@ -47,7 +48,11 @@ def test_database_url__postgres_every_part():
         "PORT": "6543",
         "CONN_MAX_AGE": 60,
         "CONN_HEALTH_CHECKS": True,
-        "OPTIONS": {"sslmode": "require"},
+        "OPTIONS": {
+            "sslmode": "require",
+            "connect_timeout": "2",
+            "options": "-c statement_timeout=3000",
+        },
     }
 
 
@@ -69,6 +74,33 @@ def test_database_url__conn_max_age_from_env(monkeypatch):
     monkeypatch.setenv("DB_CONN_MAX_AGE", "0")
 
     assert database_from_url("postgres://u@h/n")["CONN_MAX_AGE"] == 0
+
+
+@pytest.mark.parametrize(
+    ("query", "statement_timeout", "expected"),
+    [
+        pytest.param(
+            "",
+            3,
+            {"connect_timeout": "2", "options": "-c statement_timeout=3000"},
+            id="defaults",
+        ),
+        pytest.param(
+            "?connect_timeout=10&options=-c%20search_path%3Dflags",
+            1.5,
+            {
+                "connect_timeout": "10",
+                "options": "-c search_path=flags -c statement_timeout=1500",
+            },
+            id="url-options-kept",
+        ),
+        pytest.param("", 0, {"connect_timeout": "2"}, id="statement-timeout-off"),
+    ],
+)
+def test_database_url__postgres_timeouts(monkeypatch, query, statement_timeout, expected):
+    monkeypatch.setattr(settings_module, "DB_STATEMENT_TIMEOUT", statement_timeout)
+
+    assert database_from_url(f"postgres://u@h/n{query}")["OPTIONS"] == expected
 
 
 def test_database_url__unsupported_scheme():

@@ -14,12 +14,13 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.db import OperationalError
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions as drf
 from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
+
+from flagadmin.db import is_database_unavailable, outage_summary
 
 logger = logging.getLogger("flagadmin.errors")
 
@@ -262,8 +263,8 @@ def _to_api_error(exc: Exception, context: Mapping[str, Any]) -> ApiError:
         error.status_code = status.HTTP_429_TOO_MANY_REQUESTS
         error.error_name = "TooManyRequestsError"
         return error
-    if isinstance(exc, OperationalError) and "locked" in str(exc).lower():
-        # SQLite waited its whole busy timeout for the write lock: a busy server, not a bug.
+    if is_database_unavailable(exc):
+        # Down, frozen, timed out, or (SQLite) locked for the whole busy timeout: not a bug.
         return ServiceUnavailableError()
     if isinstance(exc, drf.APIException):
         error = ApiError(str(exc.detail))
@@ -290,7 +291,12 @@ def exception_handler(exc: Exception, context: Mapping[str, Any]):
 
     error = _to_api_error(exc, context)
     body = error_body(error)
-    if error.status_code >= 500:
+    if isinstance(error, ServiceUnavailableError):
+        # A known outage: one line per request, no traceback (a 10 s outage under load must
+        # not write megabytes of log).
+        cause = exc if error is not exc else exc.__cause__
+        logger.warning("error %s: %s (%s)", body["id"], error.error_name, _summary(cause))
+    elif error.status_code >= 500:
         logger.error(
             "error %s: %s %s", body["id"], error.error_name, type(exc).__name__, exc_info=exc
         )
@@ -306,10 +312,16 @@ def exception_handler(exc: Exception, context: Mapping[str, Any]):
     return response
 
 
-def json_error_response(error: ApiError) -> JsonResponse:
+def _summary(cause: BaseException | None) -> str:
+    return outage_summary(cause) if cause is not None else "no cause"
+
+
+def json_error_response(error: ApiError, cause: BaseException | None = None) -> JsonResponse:
     """For the few places outside DRF views (Django handlers, middleware)."""
     body = error_body(error)
-    if error.status_code >= 500:
+    if isinstance(error, ServiceUnavailableError):
+        logger.warning("error %s: %s (%s)", body["id"], error.error_name, _summary(cause))
+    elif error.status_code >= 500:
         logger.error("error %s: %s", body["id"], error.error_name)
     else:
         logger.info("error %s: %s %s", body["id"], error.error_name, error.message)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
@@ -34,6 +36,7 @@ from flagadmin.api.serializers import (
     PatSchemaSerializer,
     ServiceAccountSchemaSerializer,
 )
+from flagadmin.db import is_database_unavailable
 from flagadmin.models import AccountType, ApiToken, TokenType, User
 from flagadmin.schema import error_responses
 
@@ -270,6 +273,11 @@ def not_found_handler(request: HttpRequest, exception: Exception | None = None) 
 
 
 def server_error_handler(request: HttpRequest) -> JsonResponse:
+    """handler500: an exception outside DRF's views (middleware, the Django admin, SAML).
+    Django calls it while handling the exception, so `sys.exception()` is that exception."""
     from flagadmin.api.errors import InternalError
 
+    exc = sys.exception()
+    if exc is not None and is_database_unavailable(exc):
+        return json_error_response(ServiceUnavailableError(), cause=exc)
     return json_error_response(InternalError())

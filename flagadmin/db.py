@@ -1,0 +1,84 @@
+"""Database timeouts and telling a database outage from a bug.
+
+PostgreSQL gets three bounds (settings `DB_CONNECT_TIMEOUT`, `DB_STATEMENT_TIMEOUT`):
+
+- connecting gives up after `DB_CONNECT_TIMEOUT` seconds (libpq's `connect_timeout`);
+- the server cancels a statement after `DB_STATEMENT_TIMEOUT` (`statement_timeout`);
+- the app itself stops waiting for any answer `DB_WAIT_MARGIN` seconds later. A server that is
+  frozen (SIGSTOP, a stuck host) cannot cancel anything, and its kernel still acknowledges the
+  packets, so TCP keepalives and `tcp_user_timeout` never fire either: only a client-side bound
+  gives the worker back. psycopg 3.3 waits on every round trip (query, commit, rollback, the
+  health check's `SELECT 1`) through `Connection.wait(..., timeout=)`; `bound_waits` sets that
+  timeout on each new connection and closes the connection when it expires.
+
+Worst case for a request on a frozen server: one bounded wait on the kept connection, then one
+connect attempt: `DB_STATEMENT_TIMEOUT + DB_WAIT_MARGIN + DB_CONNECT_TIMEOUT` (3 + 0.5 + 2 s).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from django.conf import settings
+from django.db import InterfaceError, OperationalError
+from django.db.backends.base.base import BaseDatabaseWrapper
+
+# How much longer than the server's statement timeout the app waits for an answer: long enough
+# for the server's own cancellation to arrive first when the server is alive.
+DB_WAIT_MARGIN = 0.5
+
+
+def wait_bound(statement_timeout: float) -> float | None:
+    """Seconds the app waits for one answer from PostgreSQL; None: unbounded."""
+    return statement_timeout + DB_WAIT_MARGIN if statement_timeout > 0 else None
+
+
+def bound_waits(sender: Any, connection: BaseDatabaseWrapper, **kwargs: Any) -> None:
+    """`connection_created` receiver: every wait on a new PostgreSQL connection is bounded."""
+    limit = wait_bound(settings.DB_STATEMENT_TIMEOUT)
+    if connection.vendor != "postgresql" or limit is None:
+        return
+    import psycopg
+
+    raw = connection.connection
+    unbounded_wait = raw.wait
+
+    def wait(gen: Any, *args: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault("timeout", limit)
+        try:
+            return unbounded_wait(gen, *args, **kwargs)
+        except psycopg.errors._WaitTimeout:
+            # The server never answered: the protocol state is unknown, so the connection is
+            # closed (Django then opens a new one for the next request).
+            raw.pgconn.finish()
+            raise psycopg.OperationalError(
+                f"the database server did not answer within {limit:g} s"
+            ) from None
+
+    # An attribute of this connection only: psycopg calls `self.wait` / `conn.wait` everywhere.
+    raw.wait = wait
+
+
+def is_database_unavailable(exc: BaseException) -> bool:
+    """True when `exc` says the database cannot be reached or used right now (down, frozen,
+    timed out, restarting, locked), which is a 503 and no bug; False for anything else."""
+    if isinstance(exc, InterfaceError):  # the connection was already closed
+        return True
+    if not isinstance(exc, OperationalError):
+        return False
+    if isinstance(exc.__cause__, sqlite3.Error):
+        # SQLite waited its whole busy timeout for the write lock; its other operational
+        # errors (a missing table, a read-only file) are bugs.
+        return "locked" in str(exc).lower()
+    # PostgreSQL's operational errors are all about the server, not the query: connection
+    # failures and timeouts, statement_timeout (QueryCanceled), administrator shutdown, too
+    # many connections, serialization failures and deadlocks (which a retry resolves).
+    return True
+
+
+def outage_summary(exc: BaseException) -> str:
+    """One short line naming the database failure, for the log (never sent to the client)."""
+    cause = exc.__cause__ or exc
+    text = " ".join(str(cause).split())
+    return f"{type(cause).__name__}: {text[:200]}"
