@@ -11,8 +11,9 @@ PostgreSQL gets three bounds (settings `DB_CONNECT_TIMEOUT`, `DB_STATEMENT_TIMEO
   health check's `SELECT 1`) through `Connection.wait(..., timeout=)`; `bound_waits` sets that
   timeout on each new connection and closes the connection when it expires.
 
-Worst case for a request on a frozen server: one bounded wait on the kept connection, then one
-connect attempt: `DB_STATEMENT_TIMEOUT + DB_WAIT_MARGIN + DB_CONNECT_TIMEOUT` (3 + 0.5 + 2 s).
+Worst case for a request on a frozen server: one bounded wait on a kept connection
+(`DB_STATEMENT_TIMEOUT + DB_WAIT_MARGIN`, 3.5 s by default) or one connect attempt
+(`DB_CONNECT_TIMEOUT`, 2 s), then 503.
 """
 
 from __future__ import annotations
@@ -27,6 +28,13 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 # How much longer than the server's statement timeout the app waits for an answer: long enough
 # for the server's own cancellation to arrive first when the server is alive.
 DB_WAIT_MARGIN = 0.5
+
+
+class DatabaseNotAnswering(OperationalError):
+    """The server did not answer within the bound. Django's own error class rather than the
+    driver's on purpose: Django's connection health check (`is_usable`) swallows driver errors
+    and then connects again, which on a frozen server costs another `DB_CONNECT_TIMEOUT`
+    inside the same request; this error ends the request at once (503)."""
 
 
 def wait_bound(statement_timeout: float) -> float | None:
@@ -50,9 +58,9 @@ def bound_waits(sender: Any, connection: BaseDatabaseWrapper, **kwargs: Any) -> 
             return unbounded_wait(gen, *args, **kwargs)
         except psycopg.errors._WaitTimeout:
             # The server never answered: the protocol state is unknown, so the connection is
-            # closed (Django then opens a new one for the next request).
+            # closed (Django opens a new one for the next request).
             raw.pgconn.finish()
-            raise psycopg.OperationalError(
+            raise DatabaseNotAnswering(
                 f"the database server did not answer within {limit:g} s"
             ) from None
 
