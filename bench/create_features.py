@@ -195,6 +195,12 @@ def main() -> int:
         default="sync",
         help="gthread keeps connections alive (sync closes each after its response)",
     )
+    parser.add_argument(
+        "--stack",
+        choices=harness.STACKS,
+        default="gunicorn",
+        help="gunicorn alone, or the production stack (nginx in front of gunicorn)",
+    )
     parser.add_argument("--connections", type=int, default=8)
     parser.add_argument("--duration", type=int, default=20, help="measured seconds")
     parser.add_argument("--warmup", type=int, default=3, help="discarded seconds before")
@@ -213,7 +219,11 @@ def main() -> int:
     load_before = " ".join(Path("/proc/loadavg").read_text().split()[:3])
     worker_class = "gthread" if args.threads > 1 else args.worker_class
     with harness.serve(
-        url, workers=args.workers, threads=args.threads, worker_class=worker_class
+        url,
+        workers=args.workers,
+        threads=args.threads,
+        worker_class=worker_class,
+        stack=args.stack,
     ) as base_url:
         status, body = post_json(f"{base_url}{path}", {"name": "bench-check"}, token)
         if status != 201:
@@ -225,9 +235,8 @@ def main() -> int:
             harness.run_wrk(
                 f"{base_url}{path}", headers=headers, duration_s=args.warmup, warmup_s=0, lua=lua
             )
-        port = base_url.rsplit(":", 1)[1]
         database = urlsplit(url).path.lstrip("/")
-        app_before = process_cpu_seconds(f"127.0.0.1:{port}")
+        app_before = harness.server_cpu_seconds(base_url)
         db_before = process_cpu_seconds(f"postgres: 15/main: postgres {database}")
         machine_before = machine_busy_seconds()
         wrk_before = children_cpu_seconds()
@@ -239,7 +248,7 @@ def main() -> int:
             warmup_s=0,
             lua=lua,
         )
-        app_ms = (process_cpu_seconds(f"127.0.0.1:{port}") - app_before) / result.requests * 1e3
+        app_ms = (harness.server_cpu_seconds(base_url) - app_before) / result.requests * 1e3
         db_ms = (
             (process_cpu_seconds(f"postgres: 15/main: postgres {database}") - db_before)
             / result.requests
@@ -252,13 +261,14 @@ def main() -> int:
 
     title = (
         f"POST {path} with {args.existing} flags present "
-        f"({args.connections} connections, {args.workers} gunicorn {worker_class} workers"
+        f"({args.connections} connections, {'nginx + ' if args.stack == 'proxy' else ''}"
+        f"{args.workers} gunicorn {worker_class} workers"
         + (f" x {args.threads} threads" if worker_class == "gthread" else "")
         + ")"
     )
     print(harness.format_result(title, result).replace("requests/s", "creations/s"))
     print(
-        f"CPU per creation: gunicorn {app_ms:.2f} ms, PostgreSQL backends {db_ms:.2f} ms, "
+        f"CPU per creation: server {app_ms:.2f} ms, PostgreSQL backends {db_ms:.2f} ms, "
         f"wrk {wrk_ms:.2f} ms; everything else on the machine (kernel, other processes) used "
         f"{other_share:.2f} of its {os.cpu_count()} CPUs meanwhile "
         f"(load average before the run: {load_before})"

@@ -126,9 +126,52 @@ def analyze(url: str = DEFAULT_DATABASE_URL) -> None:
 
 
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    """A free TCP port on 127.0.0.1: the first free one of `BENCH_PORTS` (e.g. `8100-8149`,
+    for machines where each user has a range), else any the kernel picks."""
+    first, _, last = os.environ.get("BENCH_PORTS", "").partition("-")
+    candidates = range(int(first), int(last or first) + 1) if first else [0]
+    for candidate in candidates:
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", candidate))
+            except OSError:
+                continue
+            return sock.getsockname()[1]
+    raise RuntimeError(f"no free port in BENCH_PORTS={os.environ['BENCH_PORTS']}")
+
+
+# The stacks `serve` can start: gunicorn alone (as `gunicorn flagadmin.wsgi`), or the production
+# stack of flagadmin.serving (nginx in front of gunicorn).
+STACKS = ("gunicorn", "proxy")
+
+# base URL -> process id of the server serving it, for `server_cpu_seconds`.
+_SERVER_PIDS: dict[str, int] = {}
+
+
+def server_cpu_seconds(base_url: str) -> float:
+    """CPU time (user + system) used so far by the server at `base_url` and every process
+    under it (gunicorn's master and workers; nginx's too with the proxy stack)."""
+    root = _SERVER_PIDS[base_url]
+    parents: dict[int, int] = {}
+    cpu: dict[int, float] = {}
+    ticks = os.sysconf("SC_CLK_TCK")
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the process ended meanwhile
+            continue
+        parents[int(entry.name)] = int(fields[1])
+        cpu[int(entry.name)] = (int(fields[11]) + int(fields[12])) / ticks
+    total = 0.0
+    for pid, seconds in cpu.items():
+        ancestor = pid
+        while ancestor > 1 and ancestor != root:
+            ancestor = parents.get(ancestor, 0)
+        if ancestor == root:
+            total += seconds
+    return total
 
 
 @contextlib.contextmanager
@@ -138,6 +181,7 @@ def serve(
     workers: int = 4,
     threads: int = 1,
     worker_class: str = "sync",
+    stack: str = "gunicorn",
     port: int | None = None,
     env: Mapping[str, str] | None = None,
     ready_timeout: float = 60.0,
@@ -147,6 +191,8 @@ def serve(
     (`http://127.0.0.1:<port>`) once `/health` answers. The server is stopped (SIGTERM, then
     SIGKILL after 10 s) when the block ends. `worker_class` is `sync` or `gthread` (with
     `threads`); `env` adds or overrides environment variables (e.g. `DB_CONN_MAX_AGE`).
+    `stack="proxy"` runs the production stack instead (`python -m flagadmin.serving`: nginx
+    in front of gunicorn, gthread workers when `threads` > 1).
     gunicorn's own output goes to `log_path` (a temporary file by default; its tail is
     printed if the server does not come up)."""
     port = port or free_port()
@@ -169,7 +215,22 @@ def serve(
         # Benchmarks measure the app, not the access log.
         "--access-logfile",
         "-" if os.environ.get("BENCH_ACCESS_LOG") else "/dev/null",
+        "--no-control-socket",
     ]
+    if stack == "proxy":
+        command = [
+            str(PYTHON),
+            "-m",
+            "flagadmin.serving",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            str(workers),
+            "--threads",
+            str(threads),
+        ]
+    elif stack != "gunicorn":
+        raise ValueError(f"unknown stack {stack!r}; one of {STACKS}")
     # Both are closed in the finally block below.
     log_file = (
         open(log_path, "w")  # noqa: SIM115
@@ -184,11 +245,13 @@ def serve(
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
+    _SERVER_PIDS[base_url] = process.pid
     try:
         _wait_until_ready(process, f"{base_url}/health", ready_timeout, log_file.name)
         yield base_url
     finally:
         _stop(process)
+        _SERVER_PIDS.pop(base_url, None)
         log_file.close()
 
 
@@ -196,7 +259,7 @@ def _wait_until_ready(process: subprocess.Popen, health_url: str, timeout: float
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"gunicorn exited with {process.returncode}:\n{_tail(log)}")
+            raise RuntimeError(f"the server exited with {process.returncode}:\n{_tail(log)}")
         try:
             with urllib.request.urlopen(health_url, timeout=2) as response:
                 if response.status == 200:
@@ -204,7 +267,7 @@ def _wait_until_ready(process: subprocess.Popen, health_url: str, timeout: float
         except (urllib.error.URLError, ConnectionError, TimeoutError):
             pass
         time.sleep(0.2)
-    raise RuntimeError(f"gunicorn did not answer {health_url} in {timeout} s:\n{_tail(log)}")
+    raise RuntimeError(f"the server did not answer {health_url} in {timeout} s:\n{_tail(log)}")
 
 
 def _tail(path: str, lines: int = 40) -> str:
@@ -216,9 +279,9 @@ def _tail(path: str, lines: int = 40) -> str:
 def _stop(process: subprocess.Popen) -> None:
     if process.poll() is not None:
         return
-    process.send_signal(signal.SIGTERM)  # the gunicorn master stops its workers
+    process.send_signal(signal.SIGTERM)  # gunicorn's master (or flagadmin.serving) stops the rest
     try:
-        process.wait(timeout=10)
+        process.wait(timeout=30)
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait()

@@ -209,6 +209,12 @@ def main() -> int:
     parser.add_argument("--database-url", default=harness.DEFAULT_DATABASE_URL)
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--threads", type=int, default=1, help="gthread threads per worker")
+    parser.add_argument(
+        "--stack",
+        choices=harness.STACKS,
+        default="gunicorn",
+        help="gunicorn alone, or the production stack (nginx in front of gunicorn)",
+    )
     parser.add_argument("--connections", type=int, default=8)
     parser.add_argument("--duration", type=int, default=15, help="seconds measured")
     parser.add_argument("--warmup", type=int, default=5, help="seconds discarded first")
@@ -246,7 +252,12 @@ def main() -> int:
     path = "/api/admin/projects" + (f"?{args.query}" if args.query else "")
     env = {"PROJECTS_LIST_REUSE": "false" if args.no_reuse else "true"}
     with harness.serve(
-        url, workers=args.workers, threads=args.threads, worker_class=worker_class, env=env
+        url,
+        workers=args.workers,
+        threads=args.threads,
+        worker_class=worker_class,
+        stack=args.stack,
+        env=env,
     ) as base_url:
         status, body = harness.fetch(base_url + path, {"Authorization": token})
         if status != 200:
@@ -263,7 +274,8 @@ def main() -> int:
             warmup_s=args.warmup,
         )
     print(
-        f"GET {path}: {listed} projects listed, {len(body) / 1024:.0f} kB; gunicorn "
+        f"GET {path}: {listed} projects listed, {len(body) / 1024:.0f} kB; "
+        f"{'nginx + ' if args.stack == 'proxy' else ''}gunicorn "
         f"{args.workers} {worker_class} workers x {args.threads} threads; "
         f"reuse {'off' if args.no_reuse else 'on'}; "
         f"wrk {args.connections} connections, {args.duration} s"

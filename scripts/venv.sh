@@ -26,3 +26,24 @@ ensure_venv() {
         echo "$want" >"$stamp"
     fi
 }
+
+# nginx for the production stack (flagadmin.serving): Debian's package, installed with apt-get
+# when missing (as root, or through sudo).
+ensure_nginx() {
+    if command -v nginx >/dev/null 2>&1 || [[ -x /usr/sbin/nginx ]]; then
+        return
+    fi
+    local sudo=()
+    if ((EUID != 0)); then
+        command -v sudo >/dev/null 2>&1 || {
+            echo "nginx is missing; install it (apt-get install nginx) or run as root" >&2
+            return 1
+        }
+        sudo=(sudo)
+    fi
+    echo "Installing nginx (apt-get install nginx) for the production stack"
+    "${sudo[@]}" apt-get update -qq
+    # The package's own service is not wanted: flagadmin.serving runs nginx with its own
+    # configuration (policy-rc.d in containers, or it is stopped again right after).
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq nginx >/dev/null
+}
