@@ -4,7 +4,8 @@ Each argument is `name=STATUS` or `name=STATUS:PATH`, STATUS being `ok` or `fail
 exit status). Without PATH the step (ruff, say) counts as one check. With PATH, a test runner's
 JUnit XML report, every test case counts; a missing or unreadable report, or a failed step whose
 report shows no failing case (a crash, an error outside the cases), adds one failure, so the line
-never says 0 failed for a run that failed. Skipped test cases count as neither. Uses only the standard library: it runs with any python3.
+never says 0 failed for a run that failed. Skipped test cases count as neither.
+Uses only the standard library: it runs with any python3.
 """
 
 import sys
