@@ -13,6 +13,7 @@ from django.utils import timezone
 from rest_framework import serializers
 
 from flagadmin.api.errors import NameExistsError, NotFoundError, ValidationError
+from flagadmin.api.fields import INT64_MAX
 from flagadmin.api.principals import audit_actor
 from flagadmin.audit import record_event
 from flagadmin.models import AccountType, Role, User
@@ -21,7 +22,6 @@ from groups.models import Group, GroupMembership
 GROUP_NOT_FOUND = "No group found"
 GROUP_NAME_EXISTS = "Group name already exists"
 _ID_PATTERN = re.compile(r"[0-9]{1,19}")
-_MAX_ID = 2**63 - 1
 
 _datetime = serializers.DateTimeField()
 
@@ -44,7 +44,7 @@ def parse_group_id(raw: str) -> int | None:
     if not _ID_PATTERN.fullmatch(raw):
         return None
     value = int(raw)
-    return value if 0 < value <= _MAX_ID else None
+    return value if 0 < value <= INT64_MAX else None
 
 
 def get_group_for_display(group_id: str) -> Group:
