@@ -215,7 +215,6 @@ def serve(
         # Benchmarks measure the app, not the access log.
         "--access-logfile",
         "-" if os.environ.get("BENCH_ACCESS_LOG") else "/dev/null",
-        "--no-control-socket",
     ]
     if stack == "proxy":
         command = [

@@ -165,8 +165,6 @@ def gunicorn_command(socket: Path, workers: int, threads: int) -> list[str]:
         # nginx writes the access log (it knows the client's address; gunicorn sees a socket).
         "--access-logfile",
         "/dev/null",
-        # Not one shared control socket in $HOME for every gunicorn on the machine.
-        "--no-control-socket",
     ]
 
 
