@@ -403,12 +403,12 @@ def delete_archived_feature(*, feature: Feature, actor: object) -> None:
             raise ValueError("Only archived flags can be deleted.")
         tags = _tags_of(current)
         pre_data = {**_metadata(current), "archived": True}
-        current.delete()
+        current.delete()  # (clears the primary key, the name: the event reads pre_data's)
         record_event(
             FEATURE_DELETED,
             actor=actor,
-            project=current.project_id,
-            feature_name=current.name,
+            project=pre_data["project"],
+            feature_name=pre_data["name"],
             pre_data=pre_data,
             tags=tags,
         )

@@ -69,6 +69,10 @@ class GroupForm(forms.ModelForm):
         model = Group
         fields = ["name", "description", "mappings_sso", "root_role"]
 
+    def clean_description(self) -> str | None:
+        # Empty is "no description" (NULL, as the API stores it), not a change to "".
+        return self.cleaned_data["description"] or None
+
 
 class GroupMembershipInline(admin.TabularInline):
     model = GroupMembership
