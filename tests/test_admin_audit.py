@@ -8,9 +8,9 @@ from django.test import Client
 from django.utils import timezone
 
 from features.models import Feature, FeatureDependency, FeatureEnvironment, FeatureTag, TagType
+from flagadmin.admin_audit import json_safe
 from flagadmin.models import ApiToken, AuditEvent, Role, TokenType
 from groups.models import Group, GroupMembership
-from flagadmin.admin_audit import json_safe
 from tests.admin_forms import change_form_data
 from tests.factories import (
     FeatureEnvironmentFactory,
