@@ -45,11 +45,15 @@ class RootRoleIdField(StrictNumberField):
 
 @extend_schema_serializer(component_name="createGroupUserIdSchema")
 class GroupUserIdRequestSerializer(StrictSerializer):
+    """A user, by id."""
+
     id = StrictIntegerField(min_value=0, max_value=MAX_ID, help_text="The user's id.")
 
 
 @extend_schema_serializer(component_name="createGroupUserSchema")
 class GroupUserRequestSerializer(StrictSerializer):
+    """A member to have in the group."""
+
     user = GroupUserIdRequestSerializer(help_text="The user to have in the group.")
 
 
