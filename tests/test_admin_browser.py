@@ -42,7 +42,9 @@ pytestmark = [
         reason="chromium and chromedriver are not installed (apt-get install chromium "
         "chromium-driver; .ci/run installs them)",
     ),
-    pytest.mark.django_db(transaction=True),
+    # Seeded rows (roles, environments, the default project) restored around the test, as the
+    # other modules whose tests commit do.
+    pytest.mark.django_db(transaction=True, serialized_rollback=True),
     pytest.mark.usefixtures("seeded_rows_back_after_module"),
 ]
 
