@@ -384,3 +384,121 @@ def test_admin_delete_flag__only_archived__records_feature_deleted(staff, operat
             },
         )
     ]
+
+
+# --- the same mechanism on every other admin -----------------------------------------------
+
+
+def _custom_role():
+    return Role.objects.create(name="auditor", type="root-custom")
+
+
+def _environment():
+    from projects.models import Environment
+
+    return Environment.objects.create(name="staging", type="test")
+
+
+def _segment():
+    from features.models import Segment
+
+    return Segment.objects.create(name="beta-users")
+
+
+def _project():
+    from tests.factories import ProjectFactory
+
+    return ProjectFactory(id="spare")
+
+
+def _leaver():
+    return UserFactory(username="leaver")
+
+
+def _token():
+    make_token(TokenType.ADMIN, name="old")
+    return ApiToken.objects.get(name="old")
+
+
+@pytest.mark.parametrize(
+    ("make", "url", "event_type", "pre_data_name"),
+    [
+        pytest.param(_custom_role, "flagadmin/role", "role-deleted", "auditor", id="role"),
+        pytest.param(_token, "flagadmin/apitoken", "api-token-deleted", None, id="api-token"),
+        pytest.param(
+            lambda: UserFactory(username="leaver"),
+            "flagadmin/user",
+            "user-deleted",
+            None,
+            id="user",
+        ),
+        pytest.param(
+            _environment, "projects/environment", "environment-deleted", "staging", id="env"
+        ),
+        pytest.param(_project, "projects/project", "project-deleted", "Spare", id="project"),
+        pytest.param(_segment, "features/segment", "segment-deleted", "beta-users", id="segment"),
+        pytest.param(
+            lambda: TagFactory(value="gone"), "features/tag", "tag-deleted", None, id="tag"
+        ),
+    ],
+)
+def test_admin_delete__every_admin_records_its_kind(
+    staff, operator, make, url, event_type, pre_data_name
+):
+    obj = make()
+
+    response = staff.post(f"/admin/{url}/{obj.pk}/delete/", {"post": "yes"})
+
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert not type(obj).objects.filter(pk=obj.pk).exists()
+    [event] = recorded(type=event_type)
+    assert event["created_by_user_id"] == operator.pk
+    # The key: an id, or the name where the name is the key (environments).
+    assert event["pre_data"].get("id", event["pre_data"].get("name")) == obj.pk
+    if pre_data_name is not None:
+        assert event["pre_data"]["name"] == pre_data_name
+
+
+def test_admin_change__strategy__records_feature_strategy_update_with_scope(staff, operator):
+    from tests.factories import FeatureStrategyFactory
+
+    state = FeatureEnvironmentFactory(
+        feature=FeatureFactory(name="rolled"), environment_id="production"
+    )
+    strategy = FeatureStrategyFactory(feature_environment=state, title="before")
+    url = f"/admin/features/featurestrategy/{strategy.pk}/change/"
+    data = change_form_data(staff.get(url), title="after")
+
+    response = staff.post(url, data)
+
+    assert response.status_code == 302, response.content.decode()[:3000]
+    [event] = recorded()
+    assert (event["type"], event["project"], event["feature_name"], event["environment"]) == (
+        "feature-strategy-update",
+        "default",
+        "rolled",
+        "production",
+    )
+    assert (event["pre_data"]["title"], event["data"]["title"]) == ("before", "after")
+    assert event["created_by_user_id"] == operator.pk
+
+
+def test_admin_change__user_password__records_user_updated_without_the_hash(staff, operator):
+    user = UserFactory(username="resetme")
+    url = f"/admin/flagadmin/user/{user.pk}/password/"
+
+    response = staff.post(
+        url,
+        {
+            "usable_password": "true",
+            "password1": "a long new passphrase",
+            "password2": "a long new passphrase",
+        },
+    )
+
+    assert response.status_code == 302, response.content.decode()[:3000]
+    [event] = recorded()
+    assert event["type"] == "user-updated"
+    assert (event["pre_data"]["passwordSet"], event["data"]["passwordSet"]) == (False, True)
+    user.refresh_from_db()
+    assert user.password not in str(event["data"])
