@@ -27,6 +27,9 @@ admin.site.site_header = "flagadmin administration"
 admin.site.site_title = "flagadmin"
 # "View site": the small start page that points to the API documentation and the admin.
 admin.site.site_url = "/"
+# The lists are wide (a column per environment, the token list's dates): the navigation sidebar
+# took 300 px and cut off their last columns at 1400 px. The index and breadcrumbs navigate.
+admin.site.enable_nav_sidebar = False
 
 # Django's own permission groups are unused (roles and user groups are the project's): one
 # "Groups" entry on the index, the real one.

@@ -116,6 +116,13 @@ def test_operator_path_through_the_admin(live_server, browser):
     def text() -> str:
         return driver.find_element(By.TAG_NAME, "body").text
 
+    def fits_the_window() -> bool:
+        """The changelist's table is not wider than its box (no column scrolled out)."""
+        return driver.execute_script(
+            "const box = document.querySelector('#changelist .results');"
+            "return box.scrollWidth <= box.clientWidth;"
+        )
+
     def click_and_wait(selector: str, by: str = By.CSS_SELECTOR) -> None:
         """Click, then wait for the next page to replace this one (clicks do not block)."""
         page = driver.find_element(By.TAG_NAME, "html")
@@ -136,6 +143,7 @@ def test_operator_path_through_the_admin(live_server, browser):
         click_and_wait("#changelist-search input[type=submit]")
         rows = driver.find_elements(By.CSS_SELECTOR, "#result_list tbody tr")
         assert len(rows) == 1
+        assert fits_the_window(), "the flag list's last columns are cut off at 1400 px"
         assert "checkout-button" in rows[0].text
         assert "simple:team-payments" in rows[0].text
 
@@ -171,6 +179,9 @@ def test_operator_path_through_the_admin(live_server, browser):
         assert driver.find_element(By.ID, "token-secret-gone")
         assert secret not in driver.page_source
         assert ApiToken.objects.filter(name="ops").count() == 1
+        driver.get(base + "/admin/flagadmin/apitoken/")
+        assert "Last used at" in text() or "LAST USED AT" in text()
+        assert fits_the_window(), "the token list's last columns are cut off at 1400 px"
 
         # Sign out.
         click_and_wait("#logout-form button")
