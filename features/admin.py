@@ -11,6 +11,7 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.contrib.admin.views.main import ChangeList
+from django.db import models
 from django.db.models import Exists, OuterRef, Prefetch, QuerySet, Subquery
 from django.http import HttpRequest
 from django.urls import reverse
@@ -42,6 +43,7 @@ from features.services import (
     update_feature_metadata,
 )
 from flagadmin.admin_audit import AuditedModelAdmin, json_safe
+from flagadmin.admin_fields import LinesField
 from flagadmin.models import AuditEvent
 from projects.models import Environment
 
@@ -152,6 +154,8 @@ class FeatureDependencyInline(admin.TabularInline):
     extra = 0
     fields = ["parent", "enabled", "variants"]
     autocomplete_fields = ["parent"]
+    # The parent's variant names: a list of strings.
+    formfield_overrides = {models.JSONField: {"form_class": LinesField}}
     verbose_name = "parent dependency"
     verbose_name_plural = "parent dependencies"
 

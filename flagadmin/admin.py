@@ -10,6 +10,7 @@ from django.contrib import admin, messages
 from django.contrib.auth import admin as auth_admin
 from django.contrib.auth import forms as auth_forms
 from django.contrib.auth.models import Group as DjangoGroup
+from django.db import models
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
@@ -18,6 +19,7 @@ from django.urls import path, reverse
 from django.utils import timezone
 
 from flagadmin.admin_audit import AuditedAdminMixin, AuditedModelAdmin, json_safe
+from flagadmin.admin_fields import LinesField
 from flagadmin.audit import record_event
 from flagadmin.models import AccountType, ApiToken, AuditEvent, Role, TokenType, User
 from flagadmin.services import environment_exists, token_event_data, unknown_projects
@@ -152,6 +154,7 @@ class RoleAdmin(AuditedModelAdmin):
     or deleted."""
 
     audit_type = "role"
+    formfield_overrides = {models.JSONField: {"form_class": LinesField}}
 
     list_display = ("id", "name", "type", "permission_list", "description")
     list_filter = ("type",)

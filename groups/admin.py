@@ -12,6 +12,7 @@ from django.http import HttpRequest
 
 from flagadmin.admin import UserAdmin as CoreUserAdmin
 from flagadmin.admin_audit import AuditedModelAdmin
+from flagadmin.admin_fields import LinesField
 from flagadmin.audit import record_event
 from flagadmin.models import User
 from groups.models import Group, GroupMembership
@@ -39,23 +40,6 @@ def _save_memberships(request: HttpRequest, formset, *, record_each: bool) -> No
         if record_each:
             record_event("group-user-removed", actor=request.user, pre_data=pre_data)
     formset.save_m2m()
-
-
-class LinesField(forms.CharField):
-    """A list of strings edited as one per line (SSO group names hold spaces and commas)."""
-
-    widget = forms.Textarea(attrs={"rows": 4, "cols": 60})
-
-    def prepare_value(self, value: Any) -> str:
-        if isinstance(value, list):
-            return "\n".join(str(item) for item in value)
-        return value or ""
-
-    def to_python(self, value: Any) -> list[str]:
-        if isinstance(value, list):
-            return value
-        lines = (line.strip() for line in (value or "").splitlines())
-        return list(dict.fromkeys(line for line in lines if line))
 
 
 class GroupForm(forms.ModelForm):

@@ -314,7 +314,7 @@ def test_admin_inline__flag_dependency_added(staff, operator):
             "dependencies-0-parent": "parent",
             "dependencies-0-child": "child",
             "dependencies-0-enabled": "on",
-            "dependencies-0-variants": "[]",
+            "dependencies-0-variants": "blue\nred",
         },
     )
 
@@ -328,7 +328,7 @@ def test_admin_inline__flag_dependency_added(staff, operator):
             "feature-dependency-added",
             project="default",
             feature_name="child",
-            data={"feature": "parent", "enabled": True, "variants": []},
+            data={"feature": "parent", "enabled": True, "variants": ["blue", "red"]},
         )
     ]
 

@@ -277,3 +277,22 @@ def test_createsuperuser_makes_an_admin_who_can_sign_in(db, monkeypatch):
     client = Client()
     assert client.login(username="root", password="correct horse battery staple")
     assert client.get("/admin/flagadmin/apitoken/").status_code == 200
+
+
+def test_admin__add_role__permissions_one_per_line_and_audited(staff):
+    response = staff.post(
+        "/admin/flagadmin/role/add/",
+        {
+            "name": "flag editor",
+            "type": "root-custom",
+            "description": "",
+            "permissions": "CREATE_FEATURE\r\nUPDATE_FEATURE\r\n",
+        },
+    )
+
+    assert response.status_code == 302, response.content.decode()[:2000]
+    role = Role.objects.get(name="flag editor")
+    assert role.permissions == ["CREATE_FEATURE", "UPDATE_FEATURE"]
+    event = AuditEvent.objects.get(type="role-created")
+    assert event.data["permissions"] == ["CREATE_FEATURE", "UPDATE_FEATURE"]
+    assert event.created_by == "boss@example.com"
