@@ -119,7 +119,7 @@ class UserAdmin(AuditedAdminMixin, auth_admin.UserAdmin):
 
     def audit_data(self, obj: User) -> dict[str, Any]:
         # The API's user-created data, plus what the admin can change (never the password
-        # hash; a password change shows as passwordChanged).
+        # hash: a new password shows as a new passwordVersion).
         return json_safe(
             {
                 "id": obj.pk,
@@ -131,7 +131,7 @@ class UserAdmin(AuditedAdminMixin, auth_admin.UserAdmin):
                 "isActive": obj.is_active,
                 "imageUrl": obj.image_url,
                 "passwordSet": obj.has_usable_password(),
-                "passwordDigest": _password_marker(obj),
+                "passwordVersion": _password_marker(obj),
             }
         )
 

@@ -500,5 +500,6 @@ def test_admin_change__user_password__records_user_updated_without_the_hash(staf
     [event] = recorded()
     assert event["type"] == "user-updated"
     assert (event["pre_data"]["passwordSet"], event["data"]["passwordSet"]) == (False, True)
+    assert event["pre_data"]["passwordVersion"] != event["data"]["passwordVersion"]
     user.refresh_from_db()
     assert user.password not in str(event["data"])
