@@ -127,6 +127,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: the Host header is checked here once (probes answer whatever the Host; a refused
+    # Host is one warning line, not Django's traceback).
+    "flagadmin.middleware.HostHeaderMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Serves the admin's CSS/JS under gunicorn with DEBUG off (no separate web server needed).
     "whitenoise.middleware.WhiteNoiseMiddleware",
