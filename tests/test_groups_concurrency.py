@@ -6,39 +6,16 @@ Real threads, each with its own database connection, through the whole stack.
 from __future__ import annotations
 
 import json
-import threading
 
 import pytest
-from django.db import connection
 from rest_framework.test import APIClient
 
 from flagadmin.models import AuditEvent, TokenType
 from groups.models import Group
 from tests.factories import GroupFactory, make_token
+from tests.threads import run_together
 
 pytestmark = pytest.mark.usefixtures("seeded_rows_back_after_module")
-
-
-def run_together(count: int, work) -> list:
-    """`work(index)` in `count` threads released at once; the results (or exceptions)."""
-    barrier = threading.Barrier(count)
-    results: list = [None] * count
-
-    def target(index: int) -> None:
-        try:
-            barrier.wait()
-            results[index] = work(index)
-        except Exception as exc:  # reported by the assertions, not lost in the thread
-            results[index] = exc
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=target, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    return results
 
 
 def _client(token: str) -> APIClient:
