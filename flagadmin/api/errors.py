@@ -138,6 +138,12 @@ class ContentTypeError(ApiError):
         )
 
 
+class TooManyRequestsError(ApiError):
+    status_code = status.HTTP_429_TOO_MANY_REQUESTS
+    error_name = "TooManyRequestsError"
+    default_detail = "Too many requests. Try again later."
+
+
 class ServiceUnavailableError(ApiError):
     status_code = status.HTTP_503_SERVICE_UNAVAILABLE
     error_name = "ServiceUnavailableError"
@@ -295,10 +301,7 @@ def _to_api_error(exc: Exception, context: Mapping[str, Any]) -> ApiError:
         request = context.get("request")
         return ContentTypeError(request.content_type if request is not None else None)
     if isinstance(exc, drf.Throttled):
-        error = ApiError("Too many requests. Try again later.")
-        error.status_code = status.HTTP_429_TOO_MANY_REQUESTS
-        error.error_name = "TooManyRequestsError"
-        return error
+        return TooManyRequestsError()
     if isinstance(exc, OperationalError) and "locked" in str(exc).lower():
         # SQLite waited its whole busy timeout for the write lock: a busy server, not a bug.
         return ServiceUnavailableError()
