@@ -18,7 +18,7 @@ from flagadmin.api.fields import (
     StrictNumberField,
     StrictSerializer,
 )
-from flagadmin.models import Role, RoleType
+from flagadmin.models import ROOT_ROLE_TYPES, Role
 
 SP_KEY_WRITE_ONLY = (
     "Write-only: stored encrypted and never returned; responses carry "
@@ -75,7 +75,7 @@ class SamlSettingsSerializer(StrictSerializer):
 
     def validate_defaultRootRoleId(self, value: float) -> int:
         root_ids = list(
-            Role.objects.filter(type__in=[RoleType.ROOT, RoleType.ROOT_CUSTOM])
+            Role.objects.filter(type__in=ROOT_ROLE_TYPES)
             .order_by("id")
             .values_list("id", flat=True)
         )

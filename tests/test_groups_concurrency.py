@@ -12,6 +12,7 @@ from rest_framework.test import APIClient
 
 from flagadmin.models import AuditEvent, TokenType
 from groups.models import Group
+from tests.concurrency import concurrent_db, run_together
 from tests.factories import GroupFactory, make_token
 from tests.threads import run_together
 
@@ -28,7 +29,7 @@ def _statuses(responses: list) -> list:
     return sorted(getattr(r, "status_code", repr(r)) for r in responses)
 
 
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@concurrent_db
 def test_create_group__concurrent_same_name__one_201_rest_409():
     token = make_token(TokenType.ADMIN, name="admin-tok")[1]
 
@@ -45,7 +46,7 @@ def test_create_group__concurrent_same_name__one_201_rest_409():
     assert AuditEvent.objects.filter(type="group-created").count() == 1
 
 
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@concurrent_db
 def test_update_group__concurrent_renames_to_one_name__one_200_rest_409():
     token = make_token(TokenType.ADMIN, name="admin-tok")[1]
     groups = [GroupFactory(name=f"before-{i}") for i in range(4)]
