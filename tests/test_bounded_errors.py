@@ -50,6 +50,13 @@ def _too_many(path: str, limit: int) -> str:
             id="flag-45000-tags",
         ),
         pytest.param(
+            "/api/admin/groups",
+            {"name": "g", "users": [0] * 45_000},
+            "/body/users",
+            6000,
+            id="group-45000-members",
+        ),
+        pytest.param(
             "/api/admin/projects",
             {"id": "p", "name": "P", "environments": [0] * 45_000},
             "/body/environments",

@@ -14,7 +14,6 @@ from flagadmin.models import AuditEvent, TokenType
 from groups.models import Group
 from tests.concurrency import concurrent_db, run_together
 from tests.factories import GroupFactory, make_token
-from tests.threads import run_together
 
 pytestmark = pytest.mark.usefixtures("seeded_rows_back_after_module")
 

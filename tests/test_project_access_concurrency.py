@@ -12,13 +12,13 @@ from rest_framework.test import APIClient
 
 from flagadmin.models import AuditEvent, Role, TokenType
 from projects.models import ProjectRoleAssignment
+from tests.concurrency import concurrent_db, run_together
 from tests.factories import GroupFactory, ProjectFactory, UserFactory, make_token
-from tests.threads import run_together
 
 pytestmark = pytest.mark.usefixtures("seeded_rows_back_after_module")
 
 
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@concurrent_db
 def test_add_access__20_identical_concurrent_calls__rows_once_one_event():
     token = make_token(TokenType.ADMIN, name="admin-tok")[1]
     project = ProjectFactory(id="team", name="Team")
