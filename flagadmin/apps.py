@@ -16,6 +16,13 @@ class FlagadminConfig(AppConfig):
         post_migrate.connect(_bootstrap_after_migrate, sender=self)
         connection_created.connect(bound_waits, dispatch_uid="flagadmin.db.bound_waits")
 
+        from django.contrib.auth.signals import user_logged_in, user_login_failed
+
+        from flagadmin import signin
+
+        user_login_failed.connect(signin.count_failed_password_sign_in)
+        user_logged_in.connect(signin.reset_failed_sign_ins)
+
 
 def _bootstrap_after_migrate(**kwargs) -> None:
     from flagadmin.bootstrap import bootstrap_api_tokens
