@@ -121,6 +121,8 @@ http {{
             proxy_http_version 1.1;
             proxy_set_header Connection "";
             proxy_set_header Host $http_host;
+            # The client's address (flagadmin/client_address.py), never one a client sent.
+            proxy_set_header X-Real-IP $remote_addr;
             proxy_set_header X-Forwarded-For $remote_addr;
             proxy_set_header X-Forwarded-Proto $scheme;
             # Whole request read before gunicorn sees it; whole answer taken from it at once.

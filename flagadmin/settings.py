@@ -148,7 +148,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # First: the Host header is checked here once (probes answer whatever the Host; a refused
+    # Behind the production stack's nginx (a Unix socket: no peer address), the client's
+    # address from X-Real-IP, before anything (sign-in throttling) reads it.
+    "flagadmin.client_address.ClientAddressFromLocalProxyMiddleware",
+    # Then: the Host header is checked here once (probes answer whatever the Host; a refused
     # Host is one warning line, not Django's traceback).
     "flagadmin.middleware.HostHeaderMiddleware",
     "django.middleware.security.SecurityMiddleware",

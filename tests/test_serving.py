@@ -10,7 +10,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from django.http import HttpResponse
+from django.test import RequestFactory
 
+from flagadmin.client_address import ClientAddressFromLocalProxyMiddleware
 from flagadmin.serving import PROXY_ERRORS, gunicorn_command, nginx_config
 
 
@@ -81,3 +84,28 @@ def test_gunicorn_command__gthread_workers_on_the_socket(tmp_path):
     ]
     assert command[command.index("--worker-class") + 1] == "gthread"
     assert command[command.index("--threads") + 1] == "8"
+
+
+@pytest.mark.parametrize(
+    ("remote_addr", "real_ip", "expected"),
+    [
+        pytest.param("", "203.0.113.7", "203.0.113.7", id="unix-socket-peer-nginx-address"),
+        pytest.param("", "", "", id="unix-socket-peer-no-header"),
+        pytest.param("198.51.100.2", "203.0.113.7", "198.51.100.2", id="tcp-peer-header-ignored"),
+    ],
+)
+def test_client_address__from_nginx_only_on_the_unix_socket(remote_addr, real_ip, expected):
+    seen = {}
+
+    def view(request):
+        seen["address"] = request.META["REMOTE_ADDR"]
+        return HttpResponse()
+
+    request = RequestFactory().get("/health", REMOTE_ADDR=remote_addr, HTTP_X_REAL_IP=real_ip)
+    ClientAddressFromLocalProxyMiddleware(view)(request)
+
+    assert seen == {"address": expected}
+
+
+def test_nginx_config__passes_the_client_address(tmp_path):
+    assert "proxy_set_header X-Real-IP $remote_addr;" in _config(tmp_path)

@@ -1,0 +1,29 @@
+"""The client's address when the app is served behind the production stack's nginx.
+
+gunicorn then listens on a Unix socket that only that nginx reaches (flagadmin.serving), so
+REMOTE_ADDR is empty and every client would look alike, to sign-in throttling (django-axes,
+per address) among others. nginx passes the address it accepted the connection from in
+X-Real-IP, replacing whatever a client sent there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.http import HttpRequest, HttpResponse
+
+
+class ClientAddressFromLocalProxyMiddleware:
+    """REMOTE_ADDR from X-Real-IP, only when the peer has no address (a Unix socket). With a
+    TCP peer (`gunicorn flagadmin.wsgi` alone) the header is ignored, so a client cannot choose
+    its own address."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if not request.META.get("REMOTE_ADDR"):
+            forwarded = request.META.get("HTTP_X_REAL_IP", "").strip()
+            if forwarded:
+                request.META["REMOTE_ADDR"] = forwarded
+        return self.get_response(request)
