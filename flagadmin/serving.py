@@ -29,6 +29,10 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
+# Unleash's body limit, as settings.MAX_REQUEST_BODY_BYTES (not imported: the launcher does not
+# load the Django settings); tests/test_serving.py holds the two equal.
+MAX_BODY_BYTES = 100 * 1024
+
 # nginx's own errors, in the API's error body. `$request_id` is 32 hex digits (a UUID's value).
 PROXY_ERRORS = {
     400: ("ValidationError", "The request could not be read (malformed HTTP)."),
@@ -96,9 +100,11 @@ http {{
     send_timeout 30s;
     keepalive_timeout 30s;
     keepalive_requests 10000;
-    # The app answers 413 itself above 100 kB; nginx refuses what is far beyond that.
-    client_max_body_size 1m;
-    client_body_buffer_size 1m;
+    # The app's own limit (settings.MAX_REQUEST_BODY_BYTES), refused here already: a body the
+    # app answers without reading (413) and larger than the socket's buffer would leave nginx
+    # writing into a connection gunicorn has closed, and the client would get a 502.
+    client_max_body_size {MAX_BODY_BYTES};
+    client_body_buffer_size {MAX_BODY_BYTES};
     large_client_header_buffers 4 16k;
 
     # Connections of one address being answered (an idle or half-sent request is not

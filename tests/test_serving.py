@@ -14,7 +14,7 @@ from django.http import HttpResponse
 from django.test import RequestFactory
 
 from flagadmin.client_address import ClientAddressFromLocalProxyMiddleware
-from flagadmin.serving import PROXY_ERRORS, gunicorn_command, nginx_config
+from flagadmin.serving import MAX_BODY_BYTES, PROXY_ERRORS, gunicorn_command, nginx_config
 
 
 def _config(run_dir: Path) -> str:
@@ -109,3 +109,10 @@ def test_client_address__from_nginx_only_on_the_unix_socket(remote_addr, real_ip
 
 def test_nginx_config__passes_the_client_address(tmp_path):
     assert "proxy_set_header X-Real-IP $remote_addr;" in _config(tmp_path)
+
+
+def test_nginx_config__the_apps_body_limit(tmp_path, settings):
+    config = _config(tmp_path)
+
+    assert MAX_BODY_BYTES == settings.MAX_REQUEST_BODY_BYTES
+    assert f"client_max_body_size {settings.MAX_REQUEST_BODY_BYTES};" in config
