@@ -213,6 +213,7 @@ def main() -> int:
     parser.add_argument("--duration", type=int, default=15, help="seconds measured")
     parser.add_argument("--warmup", type=int, default=5, help="seconds discarded first")
     parser.add_argument("--no-seed", action="store_true", help="reuse the seeded database")
+    parser.add_argument("--port", type=int, default=None, help="gunicorn's port (default: any)")
     parser.add_argument("--query", default="", help="query string, e.g. archived=true")
     parser.add_argument(
         "--no-reuse",
@@ -246,7 +247,12 @@ def main() -> int:
     path = "/api/admin/projects" + (f"?{args.query}" if args.query else "")
     env = {"PROJECTS_LIST_REUSE": "false" if args.no_reuse else "true"}
     with harness.serve(
-        url, workers=args.workers, threads=args.threads, worker_class=worker_class, env=env
+        url,
+        workers=args.workers,
+        threads=args.threads,
+        worker_class=worker_class,
+        env=env,
+        port=args.port,
     ) as base_url:
         status, body = harness.fetch(base_url + path, {"Authorization": token})
         if status != 200:

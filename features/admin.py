@@ -1,5 +1,6 @@
 """Django admin of flags (environments, tags, lifecycle and dependencies inline, the flag's audit
-events on its page), tag types, tags, segments and strategies.
+events on its page), tag types, tags, segments and strategies; and of projects, whose list shows
+the figures of `features.project_figures`, the read model the API uses.
 
 Creating and archiving go through `features.services`, as the API does: a flag added here gets
 its environments, lifecycle stage and `feature-created` event; archiving is an action.
@@ -8,6 +9,7 @@ its environments, lifecycle stage and `feature-created` event; archiving is an a
 from __future__ import annotations
 
 from django.contrib import admin, messages
+from django.contrib.admin.views.main import ChangeList
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
@@ -26,8 +28,12 @@ from features.models import (
     Tag,
     TagType,
 )
+from features.project_figures import project_figures
 from features.services import archive_feature, create_feature, update_feature_metadata
 from flagadmin.models import AuditEvent
+from projects.admin import ArchivedFilter as ProjectArchivedFilter
+from projects.admin import ProjectEnvironmentInline, ProjectRoleAssignmentInline
+from projects.models import Project
 
 # How many of a flag's events its page shows; the link beside them lists all.
 RECENT_EVENTS = 20
@@ -257,3 +263,65 @@ class SegmentAdmin(admin.ModelAdmin):
     list_filter = ["project"]
     search_fields = ["name"]
     fields = ["name", "description", "project", "constraints", "created_by"]
+
+
+class ProjectChangeList(ChangeList):
+    """The page of projects, each with `figures`: the project as the API lists it, computed
+    for the page's projects at once by the API's own read model."""
+
+    def get_results(self, request: HttpRequest) -> None:
+        super().get_results(request)
+        figures = project_figures([project.pk for project in self.result_list])
+        for project in self.result_list:
+            project.figures = figures[project.pk]
+
+
+@admin.register(Project)
+class ProjectAdmin(admin.ModelAdmin):
+    list_display = [
+        "id",
+        "name",
+        "mode",
+        "feature_count",
+        "member_count",
+        "health",
+        "archived",
+        "created_at",
+    ]
+    list_filter = ["mode", ProjectArchivedFilter]
+    search_fields = ["id", "name"]
+    fields = [
+        "id",
+        "name",
+        "description",
+        "mode",
+        "default_stickiness",
+        "created_at",
+        "updated_at",
+        "archived_at",
+    ]
+    readonly_fields = ["created_at", "updated_at"]
+    inlines = [ProjectRoleAssignmentInline, ProjectEnvironmentInline]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Project | None = None):
+        # The id is the project's key in URLs and tokens: set once, at creation.
+        return [*self.readonly_fields, "id"] if obj is not None else self.readonly_fields
+
+    def get_changelist(self, request: HttpRequest, **kwargs) -> type[ChangeList]:
+        return ProjectChangeList
+
+    @admin.display(description="flags")
+    def feature_count(self, project: Project) -> int:
+        return project.figures["featureCount"]
+
+    @admin.display(description="members")
+    def member_count(self, project: Project) -> int:
+        return project.figures["memberCount"]
+
+    @admin.display(description="health")
+    def health(self, project: Project) -> str:
+        return f"{project.figures['health']}%"
+
+    @admin.display(description="archived", boolean=True, ordering="archived_at")
+    def archived(self, project: Project) -> bool:
+        return project.archived_at is not None

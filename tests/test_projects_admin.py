@@ -70,13 +70,25 @@ def test_project_changelist__figures_columns(admin_browser):
 
     response = admin_browser.get(CHANGELIST)
 
-    row = rows(response)["shop"]
-    assert (row.feature_count, row.stale_count, row.potentially_stale_count) == (4, 1, 1)
-    assert row.member_count == 2
+    figures = rows(response)["shop"].figures
+    counts = ("featureCount", "staleFeatureCount", "potentiallyStaleFeatureCount", "memberCount")
+    assert [figures[key] for key in counts] == [4, 1, 1, 2]
     content = response.content.decode()
     assert 'class="field-feature_count">4<' in content
     assert 'class="field-member_count">2<' in content
     assert 'class="field-health">50%<' in content
+
+
+def test_project_changelist__figures__as_the_api_lists_them(admin_browser, admin_client):
+    build(3)
+    FeatureFactory(project_id="default", stale=True)
+
+    shown = {pk: project.figures for pk, project in rows(admin_browser.get(CHANGELIST)).items()}
+
+    listed = admin_client.get("/api/admin/projects").json()["projects"]
+    assert {pk: {"favorite": False, **figures} for pk, figures in shown.items()} == {
+        project["id"]: project for project in listed
+    }
 
 
 def test_project_changelist__queries_do_not_grow(admin_browser):
