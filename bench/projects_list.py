@@ -9,7 +9,9 @@ postgres://postgres@127.0.0.1:5432/flagadmin_bench), migrates it, seeds it throu
 stale, some old enough to be potentially stale, some archived) with one entry per environment,
 usage timestamps, and `--events-per-flag` audit events for each flag. Then it serves the app
 with gunicorn and drives the list with wrk at 8 connections after a warm-up, and prints
-requests/s and the p50/p99 latency.
+requests/s and the p50/p99 latency. The list is computed on every request (there is no reuse of
+a computed list); `--no-reuse` is accepted, and changes nothing, so that older commands run.
+`bench/projects_mixed.py` measures it while flags are created beside it.
 """
 
 from __future__ import annotations
@@ -186,17 +188,17 @@ def seed(*, projects: int, flags: int, events_per_flag: int, seed_value: int = 4
 
 def explain() -> str:
     """EXPLAIN (ANALYZE, BUFFERS) of the statement that computes the active projects' figures,
-    as the server runs it (JIT off, with the reuse boundaries)."""
+    as the server runs it (JIT off)."""
     from django.db import connection, transaction
     from django.utils import timezone
 
-    from projects.queries import _params, _projects_sql
+    from features.project_figures import _figures_sql, _params, scope_condition
 
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL jit = off")
         cursor.execute(
-            "EXPLAIN (ANALYZE, BUFFERS) " + _projects_sql("active", True),
-            _params(timezone.now(), None),
+            "EXPLAIN (ANALYZE, BUFFERS) " + _figures_sql(scope_condition("active")),
+            _params(timezone.now(), None, ()),
         )
         return "\n".join(row[0] for row in cursor.fetchall())
 
@@ -218,7 +220,7 @@ def main() -> int:
     parser.add_argument(
         "--no-reuse",
         action="store_true",
-        help="compute the list on every request (PROJECTS_LIST_REUSE=false)",
+        help="no effect: the list is always computed (kept for older commands)",
     )
     parser.add_argument(
         "--explain", action="store_true", help="print the PostgreSQL plan of the main statement"
@@ -245,13 +247,11 @@ def main() -> int:
 
     worker_class = "gthread" if args.threads > 1 else "sync"
     path = "/api/admin/projects" + (f"?{args.query}" if args.query else "")
-    env = {"PROJECTS_LIST_REUSE": "false" if args.no_reuse else "true"}
     with harness.serve(
         url,
         workers=args.workers,
         threads=args.threads,
         worker_class=worker_class,
-        env=env,
         port=args.port,
     ) as base_url:
         status, body = harness.fetch(base_url + path, {"Authorization": token})
@@ -271,7 +271,7 @@ def main() -> int:
     print(
         f"GET {path}: {listed} projects listed, {len(body) / 1024:.0f} kB; gunicorn "
         f"{args.workers} {worker_class} workers x {args.threads} threads; "
-        f"reuse {'off' if args.no_reuse else 'on'}; "
+        "computed on every request; "
         f"wrk {args.connections} connections, {args.duration} s"
     )
     print(harness.format_result("result", result))
