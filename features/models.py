@@ -105,7 +105,7 @@ class ProjectFlagCount(models.Model):
     counts in the same transaction as every insert, delete, archive, revive, stale or type
     change and move of a flag, whatever made it (services, the Django admin, a bulk
     `update()`), with row-level upserts that concurrent writers cannot lose. The project list
-    reads these few rows instead of counting flags; `manage.py repairflagcounts` recomputes
+    reads these few rows instead of counting flags; `manage.py repairprojectstats` recomputes
     them from the flags."""
 
     # db_index off: the unique (project, type, stale) index starts with the project.
@@ -125,6 +125,29 @@ class ProjectFlagCount(models.Model):
 
     def __str__(self) -> str:
         return f"{self.project_id}: {self.total} {self.type}{' stale' if self.stale else ''}"
+
+
+class ProjectFlagActivity(models.Model):
+    """When a project's flags were last changed and last used: the newest audit event about a
+    flag that is in the project (lastUpdatedAt) and the newest `last_seen_at` of its flags,
+    archived ones included (lastReportedFlagUsage).
+
+    Kept by the database like `ProjectFlagCount` (migration 0008): a new event or a newer usage
+    moves the time forward in the transaction that writes it; deleting or moving a flag, a
+    usage time going back, or deleting an event recomputes the project's times (an index walk
+    and a probe)."""
+
+    project = models.OneToOneField(
+        Project, on_delete=models.CASCADE, primary_key=True, related_name="flag_activity"
+    )
+    last_flag_event_at = models.DateTimeField(null=True, blank=True)
+    last_flag_seen_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name_plural = "project flag activity"
+
+    def __str__(self) -> str:
+        return f"{self.project_id}: {self.last_flag_event_at}, {self.last_flag_seen_at}"
 
 
 class FeatureEnvironment(models.Model):

@@ -7,13 +7,15 @@ is served, in a constant number of statements whatever the number of projects an
 
 1. the projects with their figures (`_figures_sql`), each source read once, none by counting
    flags:
-   - featureCount, staleFeatureCount: `ProjectFlagCount`, a few rows per project that the
+   - featureCount, staleFeatureCount: `ProjectFlagCount`, a few rows per project, which the
      database keeps exact in the transaction of every write of a flag (migration 0007);
    - potentiallyStaleFeatureCount: it depends on the time as well as on the rows, so it is not
      stored: the counted non-stale flags of each type that has a lifetime, minus those still
      younger than it, found in one range scan of `feature_fresh` (the last 40 days' flags);
    - memberCount: one pass over the role assignments and group memberships;
-   - lastUpdatedAt and lastReportedFlagUsage: one index probe per project;
+   - lastUpdatedAt and lastReportedFlagUsage: `ProjectFlagActivity`, one row per project,
+     which the database keeps in the transaction of every write of a flag or an audit event
+     (migration 0008);
 2. the owners (`projects.queries.owner_rows`);
 3. for a caller that is a user, the projects that user marked as favorite.
 
@@ -37,8 +39,8 @@ from django.db.models import Model
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from features.models import Feature, FeatureType, ProjectFlagCount
-from flagadmin.models import AuditEvent, Role
+from features.models import Feature, FeatureType, ProjectFlagActivity, ProjectFlagCount
+from flagadmin.models import Role
 from groups.models import GroupMembership
 from projects.models import FavoriteProject, Project, ProjectEnvironment, ProjectRoleAssignment
 from projects.queries import PROJECT_ROLE_TYPES, SYSTEM_OWNER, owner_rows, owners_sql
@@ -97,7 +99,7 @@ def _figures_sql(condition: str) -> str:
     Parameters are named (`%(name)s`); `_params` gives their values."""
     feature, flag_count, project = _table(Feature), _table(ProjectFlagCount), _table(Project)
     assignment, role = _table(ProjectRoleAssignment), _table(Role)
-    membership, event = _table(GroupMembership), _table(AuditEvent)
+    membership = _table(GroupMembership)
 
     def f(field: str) -> str:
         return f"f.{_column(Feature, field)}"
@@ -110,9 +112,6 @@ def _figures_sql(condition: str) -> str:
 
     def a(field: str) -> str:
         return f"a.{_column(ProjectRoleAssignment, field)}"
-
-    def e(field: str) -> str:
-        return f"e.{_column(AuditEvent, field)}"
 
     groups = lifetime_groups()
 
@@ -151,14 +150,8 @@ SELECT {p("id")}, {p("name")}, {p("description")}, {p("mode")}, {p("default_stic
        CAST(COALESCE(counted.flags, 0) AS BIGINT), CAST(COALESCE(counted.stale, 0) AS BIGINT),
        CAST({potentially_stale or "0"} AS BIGINT),
        COALESCE(members.total, 0),
-       (SELECT {e("created_at")} FROM {event} e
-         WHERE {e("project")} = {p("id")} AND {e("feature_name")} IS NOT NULL
-           AND EXISTS (SELECT 1 FROM {feature} f
-                        WHERE {f("name")} = {e("feature_name")} AND {f("project")} = {e("project")}
-                        LIMIT 1 OFFSET 0)
-         ORDER BY {e("created_at")} DESC LIMIT 1),
-       (SELECT MAX({f("last_seen_at")}) FROM {feature} f
-         WHERE {f("project")} = {p("id")} AND {f("last_seen_at")} IS NOT NULL)
+       activity.{_column(ProjectFlagActivity, "last_flag_event_at")},
+       activity.{_column(ProjectFlagActivity, "last_flag_seen_at")}
   FROM {project} p
   LEFT JOIN (SELECT {c("project")} AS project_id, SUM({c("total")}) AS flags,
               SUM(CASE WHEN {c("stale")} = %(true)s THEN {c("total")} ELSE 0 END) AS stale{aging}
@@ -170,6 +163,8 @@ SELECT {p("id")}, {p("name")}, {p("description")}, {p("mode")}, {p("default_stic
                LEFT JOIN {membership} gm ON gm.{_column(GroupMembership, "group")} = {a("group")}
               WHERE r.{_column(Role, "type")} IN (%(project_role)s, %(custom_role)s)
               GROUP BY {a("project")}) members ON members.project_id = {p("id")}
+  LEFT JOIN {_table(ProjectFlagActivity)} activity
+    ON activity.{_column(ProjectFlagActivity, "project")} = {p("id")}
  WHERE {condition}
 """
 
