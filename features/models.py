@@ -82,9 +82,9 @@ class Feature(models.Model):
                 condition=models.Q(last_seen_at__isnull=False),
             ),
             # Potentially stale counts: the flags still younger than their type's lifetime
-            # (the last 40 days), read in one range scan for all projects.
+            # (the last 7 or 40 days), one range scan per lifetime for all projects.
             models.Index(
-                fields=["created_at", "type", "project"],
+                fields=["type", "created_at", "project"],
                 name="feature_fresh",
                 condition=models.Q(archived_at__isnull=True, stale=False),
             ),

@@ -11,7 +11,8 @@ is served, in a constant number of statements whatever the number of projects an
      database keeps exact in the transaction of every write of a flag (migration 0007);
    - potentiallyStaleFeatureCount: it depends on the time as well as on the rows, so it is not
      stored: the counted non-stale flags of each type that has a lifetime, minus those still
-     younger than it, found in one range scan of `feature_fresh` (the last 40 days' flags);
+     younger than it, found in one range scan of `feature_fresh` per lifetime (the flags of
+     the last 7 or 40 days);
    - memberCount: one pass over the role assignments and group memberships;
    - lastUpdatedAt and lastReportedFlagUsage: `ProjectFlagActivity`, one row per project,
      which the database keeps in the transaction of every write of a flag or an audit event
@@ -124,24 +125,19 @@ def _figures_sql(condition: str) -> str:
         f" THEN {c('total')} ELSE 0 END) AS aging_{g}"
         for g in range(len(groups))
     )
-    young = ",\n              ".join(
-        f"SUM(CASE WHEN {types_in(f('type'), g)} AND {f('created_at')} >= %(cutoff_{g})s"
-        f" THEN 1 ELSE 0 END) AS young_{g}"
-        for g in range(len(groups))
-    )
     potentially_stale = " + ".join(
-        f"COALESCE(counted.aging_{g}, 0) - COALESCE(fresh.young_{g}, 0)" for g in range(len(groups))
+        f"COALESCE(counted.aging_{g}, 0) - COALESCE(fresh_{g}.young, 0)" for g in range(len(groups))
     )
-    fresh_join = (
+    # Per lifetime, its types' flags younger than it: one range scan of `feature_fresh`
+    # (type, created_at) each, over the last 7 or 40 days only.
+    fresh_joins = "".join(
         f"""
-  LEFT JOIN (SELECT {f("project")} AS project_id,
-              {young}
+  LEFT JOIN (SELECT {f("project")} AS project_id, COUNT(*) AS young
                FROM {feature} f
               WHERE {f("archived_at")} IS NULL AND {f("stale")} = %(false)s
-                AND {f("created_at")} >= %(fresh_from)s
-              GROUP BY {f("project")}) fresh ON fresh.project_id = {p("id")}"""
-        if groups
-        else ""
+                AND {types_in(f("type"), g)} AND {f("created_at")} >= %(cutoff_{g})s
+              GROUP BY {f("project")}) fresh_{g} ON fresh_{g}.project_id = {p("id")}"""
+        for g in range(len(groups))
     )
     member_user = f"COALESCE(gm.{_column(GroupMembership, 'user')}, {a('user')})"
     return f"""
@@ -156,7 +152,7 @@ SELECT {p("id")}, {p("name")}, {p("description")}, {p("mode")}, {p("default_stic
   LEFT JOIN (SELECT {c("project")} AS project_id, SUM({c("total")}) AS flags,
               SUM(CASE WHEN {c("stale")} = %(true)s THEN {c("total")} ELSE 0 END) AS stale{aging}
                FROM {flag_count} c
-              GROUP BY {c("project")}) counted ON counted.project_id = {p("id")}{fresh_join}
+              GROUP BY {c("project")}) counted ON counted.project_id = {p("id")}{fresh_joins}
   LEFT JOIN (SELECT {a("project")} AS project_id, COUNT(DISTINCT {member_user}) AS total
                FROM {assignment} a
                JOIN {role} r ON r.{_column(Role, "id")} = {a("role")}
@@ -185,29 +181,23 @@ def _params(now: datetime, project_id: str | None, ids: Sequence[str]) -> dict[s
         params[f"cutoff_{group}"] = connection.ops.adapt_datetimefield_value(now - lifetime)
         for index, name in enumerate(types):
             params[f"type_{group}_{index}"] = name
-    if groups:
-        params["fresh_from"] = params[f"cutoff_{len(groups) - 1}"]  # the longest lifetime
     return params
 
 
-def _as_datetime(value: Any) -> datetime | None:
-    """Datetimes as the drivers hand them back: PostgreSQL gives aware ones; SQLite gives
-    naive UTC ones for plain columns and text for computed ones (`MAX(...)`)."""
-    if value is None or (isinstance(value, datetime) and value.tzinfo is not None):
-        return value
+def _iso(value: Any) -> str | None:
+    """ISO 8601 in UTC with a `Z`, as DRF's DateTimeField writes datetimes elsewhere. Takes
+    datetimes as the drivers hand them back: PostgreSQL gives aware ones (in UTC, the
+    connection's time zone); SQLite gives naive UTC ones for plain columns and text for
+    computed ones."""
+    if value is None:
+        return None
     if isinstance(value, str):
         value = parse_datetime(value)
-    return value.replace(tzinfo=UTC)
-
-
-def _iso(value: Any) -> str | None:
-    """ISO 8601 in UTC with a `Z`, as DRF's DateTimeField writes datetimes elsewhere."""
-    moment = _as_datetime(value)
-    if moment is None:
-        return None
-    text = moment.isoformat()
-    if not text.endswith("+00:00"):
-        text = moment.astimezone(UTC).isoformat()
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    text = value.isoformat()
+    if text[-6:] != "+00:00":
+        text = value.astimezone(UTC).isoformat()
     return text[:-6] + "Z"
 
 
@@ -261,11 +251,11 @@ def compute_projects(
     project_id: str | None = None,
     ids: Sequence[str] = (),
     favorites_of: int | None = None,
-) -> tuple[list[dict[str, Any]], set[str]]:
+) -> list[dict[str, Any]]:
     """The projects of `scope` ("active", "archived", "one" with `project_id`, or "ids" with
-    `ids`) as the API shows them without `favorite`, ordered by name case-insensitively, then
-    id; and the ids of the projects user `favorites_of` marked as favorite (read in the same
-    snapshot; empty for None)."""
+    `ids`) as the API lists them, ordered by name case-insensitively, then id; `favorite` is
+    true for the projects user `favorites_of` marked (read in the same snapshot; none for
+    None)."""
     condition = scope_condition(scope, len(ids))
     statements = [_figures_sql(condition), owners_sql(condition)]
     if favorites_of is not None:
@@ -278,48 +268,59 @@ def compute_projects(
     # PostgreSQL's follows the database's locale, while str.casefold is full Unicode case
     # folding, and comparing the folded strings goes by code point everywhere.
     rows.sort(key=lambda row: (row[1].casefold(), row[0]))
-    projects = []
-    for row in rows:
-        (pid, name, description, mode, stickiness, created_at, updated_at, archived_at) = row[:8]
-        (features, stale, potentially_stale, members, last_updated, last_seen) = row[8:14]
-        projects.append(
-            {
-                "id": pid,
-                "name": name,
-                "description": description,
-                "health": health(features, stale, potentially_stale),
-                "featureCount": features,
-                "staleFeatureCount": stale,
-                "potentiallyStaleFeatureCount": potentially_stale,
-                "memberCount": members,
-                "mode": mode,
-                "defaultStickiness": stickiness,
-                "createdAt": _iso(created_at),
-                "updatedAt": _iso(updated_at),
-                "lastUpdatedAt": _iso(last_updated),
-                "archivedAt": _iso(archived_at),
-                "lastReportedFlagUsage": _iso(last_seen),
-                "owners": owners.get(pid) or [dict(SYSTEM_OWNER)],
-            }
-        )
-    return projects, favorites
+    return [
+        {
+            "favorite": pid in favorites,
+            "id": pid,
+            "name": name,
+            "description": description,
+            "health": health(features, stale, potentially_stale),
+            "featureCount": features,
+            "staleFeatureCount": stale,
+            "potentiallyStaleFeatureCount": potentially_stale,
+            "memberCount": members,
+            "mode": mode,
+            "defaultStickiness": stickiness,
+            "createdAt": _iso(created_at),
+            "updatedAt": _iso(updated_at),
+            "lastUpdatedAt": _iso(last_updated),
+            "archivedAt": _iso(archived_at),
+            "lastReportedFlagUsage": _iso(last_seen),
+            "owners": owners.get(pid) or [dict(SYSTEM_OWNER)],
+        }
+        for (
+            pid,
+            name,
+            description,
+            mode,
+            stickiness,
+            created_at,
+            updated_at,
+            archived_at,
+            features,
+            stale,
+            potentially_stale,
+            members,
+            last_updated,
+            last_seen,
+        ) in rows
+    ]
 
 
 def projects_list_body(*, archived: bool, user_id: int | None) -> bytes:
     """The body of GET /api/admin/projects: `{"version":1,"projects":[...]}`, encoded as DRF's
     renderer writes JSON (compact, UTF-8, not ASCII-escaped)."""
-    projects, favorites = compute_projects(
+    projects = compute_projects(
         scope="archived" if archived else "active", now=timezone.now(), favorites_of=user_id
     )
-    listed = [{"favorite": project["id"] in favorites, **project} for project in projects]
-    body = {"version": 1, "projects": listed}
+    body = {"version": 1, "projects": projects}
     return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 def project_detail(project_id: str, *, user_id: int | None) -> dict[str, Any] | None:
     """One project (archived or not) as the list shows it, with the environments enabled in
     it; None when there is no such project."""
-    projects, favorites = compute_projects(
+    projects = compute_projects(
         scope="one", now=timezone.now(), project_id=project_id, favorites_of=user_id
     )
     if not projects:
@@ -329,12 +330,12 @@ def project_detail(project_id: str, *, user_id: int | None) -> dict[str, Any] | 
         .order_by("environment__sort_order", "environment__name")
         .values_list("environment_id", flat=True)
     )
-    return {"favorite": project_id in favorites, **projects[0], "environments": environments}
+    return {**projects[0], "environments": environments}
 
 
 def project_figures(project_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
     """The projects of `project_ids` as the list shows them, by id (for the Django admin)."""
     if not project_ids:
         return {}
-    projects, _ = compute_projects(scope="ids", now=timezone.now(), ids=list(project_ids))
+    projects = compute_projects(scope="ids", now=timezone.now(), ids=list(project_ids))
     return {project["id"]: project for project in projects}

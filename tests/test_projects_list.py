@@ -479,6 +479,6 @@ def test_compute_projects__single_statement_for_the_figures(django_assert_num_qu
     jit_setting = 1 if connection.vendor == "postgresql" else 0
 
     with django_assert_num_queries(2 + jit_setting):  # the figures, the owners
-        projects, _ = project_figures.compute_projects(scope="active", now=timezone.now())
+        projects = project_figures.compute_projects(scope="active", now=timezone.now())
 
     assert len(projects) == 4

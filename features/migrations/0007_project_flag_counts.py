@@ -140,7 +140,7 @@ class Migration(migrations.Migration):
             model_name="feature",
             index=models.Index(
                 condition=models.Q(("archived_at__isnull", True), ("stale", False)),
-                fields=["created_at", "type", "project"],
+                fields=["type", "created_at", "project"],
                 name="feature_fresh",
             ),
         ),
