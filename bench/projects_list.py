@@ -25,7 +25,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from urllib.parse import urlsplit
+
 from bench import harness
+from bench.create_features import process_cpu_seconds
 
 FLAG_TYPES = ["release", "experiment", "operational", "kill-switch", "permission"]
 
@@ -186,6 +189,18 @@ def seed(*, projects: int, flags: int, events_per_flag: int, seed_value: int = 4
         AuditEvent.objects.bulk_create(events, batch_size=batch)
 
 
+def cpu_seconds(base_url: str, database_url: str) -> tuple[float, float]:
+    """CPU seconds used so far by the gunicorn serving `base_url` and by the PostgreSQL
+    backends of `database_url`: the cost per request, apart from whatever else the (shared)
+    machine runs meanwhile."""
+    port = base_url.rsplit(":", 1)[1]
+    database = urlsplit(database_url).path.lstrip("/")
+    return (
+        process_cpu_seconds(f"127.0.0.1:{port}"),
+        process_cpu_seconds(f"postgres: 15/main: postgres {database} "),
+    )
+
+
 def explain() -> str:
     """EXPLAIN (ANALYZE, BUFFERS) of the statement that computes the active projects' figures,
     as the server runs it (JIT off)."""
@@ -261,13 +276,18 @@ def main() -> int:
         import json
 
         listed = len(json.loads(body)["projects"])
+        headers = {"Authorization": token}
+        if args.warmup:
+            harness.run_wrk(base_url + path, headers=headers, duration_s=args.warmup, warmup_s=0)
+        app_before, db_before = cpu_seconds(base_url, url)
         result = harness.run_wrk(
             base_url + path,
-            headers={"Authorization": token},
+            headers=headers,
             connections=args.connections,
             duration_s=args.duration,
-            warmup_s=args.warmup,
+            warmup_s=0,
         )
+        app_after, db_after = cpu_seconds(base_url, url)
     print(
         f"GET {path}: {listed} projects listed, {len(body) / 1024:.0f} kB; gunicorn "
         f"{args.workers} {worker_class} workers x {args.threads} threads; "
@@ -275,6 +295,12 @@ def main() -> int:
         f"wrk {args.connections} connections, {args.duration} s"
     )
     print(harness.format_result("result", result))
+    per_request = 1e3 / max(result.requests, 1)
+    print(
+        f"CPU per request: gunicorn {(app_after - app_before) * per_request:.1f} ms, "
+        f"PostgreSQL backends {(db_after - db_before) * per_request:.1f} ms "
+        f"(load average at the end: {' '.join(Path('/proc/loadavg').read_text().split()[:3])})"
+    )
     return 0 if result.ok else 1
 
 

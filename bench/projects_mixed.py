@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import harness
-from bench.projects_list import seed
+from bench.projects_list import cpu_seconds, seed
 
 CREATE_PATH = "/api/admin/projects/default/features"
 LIST_PATH = "/api/admin/projects"
@@ -61,12 +61,34 @@ def main() -> int:
     from features import project_stats
     from features.models import Feature
 
-    flags_before = Feature.objects.count()
     worker_class = "gthread" if args.threads > 1 else "sync"
     results: dict[str, harness.WrkResult] = {}
 
-    def drive(name: str, **options) -> None:
-        results[name] = harness.run_wrk(duration_s=args.duration, warmup_s=args.warmup, **options)
+    def drive_both(base_url: str, seconds: int) -> None:
+        """Both loads at once for `seconds`; their figures into `results`."""
+        loads = {
+            "list": {
+                "url": base_url + LIST_PATH,
+                "headers": {"Authorization": token},
+                "connections": args.list_connections,
+            },
+            "create": {
+                "url": base_url + CREATE_PATH,
+                "headers": {"Authorization": token, "Content-Type": "application/json"},
+                "connections": args.create_connections,
+                "threads": 1,
+                "lua": harness.post_lua(CREATE_PATH, '{"name": "mixed-{n}"}'),
+            },
+        }
+
+        def drive(name: str) -> None:
+            results[name] = harness.run_wrk(duration_s=seconds, warmup_s=0, **loads[name])
+
+        drivers = [threading.Thread(target=drive, args=(name,)) for name in loads]
+        for driver in drivers:
+            driver.start()
+        for driver in drivers:
+            driver.join()
 
     with harness.serve(
         url, workers=args.workers, threads=args.threads, worker_class=worker_class, port=args.port
@@ -75,32 +97,12 @@ def main() -> int:
         if status != 200:
             print(f"GET {LIST_PATH} answered {status}: {body[:500]!r}", file=sys.stderr)
             return 1
-        drivers = [
-            threading.Thread(
-                target=drive,
-                args=("list",),
-                kwargs={
-                    "url": base_url + LIST_PATH,
-                    "headers": {"Authorization": token},
-                    "connections": args.list_connections,
-                },
-            ),
-            threading.Thread(
-                target=drive,
-                args=("create",),
-                kwargs={
-                    "url": base_url + CREATE_PATH,
-                    "headers": {"Authorization": token, "Content-Type": "application/json"},
-                    "connections": args.create_connections,
-                    "threads": 1,
-                    "lua": harness.post_lua(CREATE_PATH, '{"name": "mixed-{n}"}'),
-                },
-            ),
-        ]
-        for driver in drivers:
-            driver.start()
-        for driver in drivers:
-            driver.join()
+        if args.warmup:
+            drive_both(base_url, args.warmup)
+        flags_before = Feature.objects.count()
+        app_before, db_before = cpu_seconds(base_url, url)
+        drive_both(base_url, args.duration)
+        app_after, db_after = cpu_seconds(base_url, url)
 
     created = Feature.objects.count() - flags_before
     counts_exact = project_stats.stored() == project_stats.recounted()
@@ -109,13 +111,19 @@ def main() -> int:
         f"mixed load, {Feature.objects.count()} flags at the end ({created} created); gunicorn "
         f"{args.workers} {worker_class} workers x {args.threads} threads; wrk "
         f"{args.list_connections} connections listing + {args.create_connections} creating, "
-        f"{args.duration} s after {args.warmup} s of warm-up"
+        f"{args.duration} s measured after {args.warmup} s of warm-up"
     )
     print(harness.format_result(f"GET {LIST_PATH}", results["list"]))
     print(
         harness.format_result(f"POST {CREATE_PATH}", results["create"]).replace(
             "requests/s", "creations/s"
         )
+    )
+    print(
+        f"CPU per second of load: gunicorn {(app_after - app_before) / args.duration:.2f} s, "
+        f"PostgreSQL backends {(db_after - db_before) / args.duration:.2f} s, of the machine's "
+        f"2 CPUs (load average at the end: "
+        f"{' '.join(Path('/proc/loadavg').read_text().split()[:3])})"
     )
     print(
         "stored figures equal a recomputation from the rows: "

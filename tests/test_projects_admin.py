@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 
 import pytest
@@ -9,6 +10,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
+from rest_framework.renderers import JSONRenderer
 
 from flagadmin.models import Role
 from projects.models import ProjectRoleAssignment
@@ -84,6 +86,7 @@ def test_project_changelist__figures__as_the_api_lists_them(admin_browser, admin
     FeatureFactory(project_id="default", stale=True)
 
     shown = {pk: project.figures for pk, project in rows(admin_browser.get(CHANGELIST)).items()}
+    shown = json.loads(JSONRenderer().render(shown))  # datetimes as the API writes them
 
     listed = admin_client.get("/api/admin/projects").json()["projects"]
     assert shown == {project["id"]: project for project in listed}

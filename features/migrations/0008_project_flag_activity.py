@@ -29,6 +29,8 @@ def newest_usage(project: str) -> str:
 
 
 POSTGRESQL = f"""
+-- Room for HOT updates, as for the counts (migration 0007).
+ALTER TABLE features_projectflagactivity SET (fillfactor = 50);
 CREATE FUNCTION features_activity_recompute(pid varchar) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
   IF pid IS NULL OR NOT EXISTS (SELECT 1 FROM projects_project WHERE id = pid) THEN
