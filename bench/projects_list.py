@@ -189,6 +189,17 @@ def seed(*, projects: int, flags: int, events_per_flag: int, seed_value: int = 4
         AuditEvent.objects.bulk_create(events, batch_size=batch)
 
 
+def compact_figures(url: str) -> None:
+    """Rewrite the tables of the figures the database keeps. Seeding writes them 300,000
+    times in one transaction, whose dead row versions nothing can prune until it ends; a live
+    instance commits its writes one by one and prunes as it goes (HOT updates), so its tables
+    stay at a few pages. Left as seeded, the list would read ~2,600 pages of dead rows."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("VACUUM FULL ANALYZE features_projectflagcount, features_projectflagactivity")
+
+
 def cpu_seconds(base_url: str, database_url: str) -> tuple[float, float]:
     """CPU seconds used so far by the gunicorn serving `base_url` and by the PostgreSQL
     backends of `database_url`: the cost per request, apart from whatever else the (shared)
@@ -251,6 +262,7 @@ def main() -> int:
     if not args.no_seed:
         seed(projects=args.projects, flags=args.flags, events_per_flag=args.events_per_flag)
         harness.analyze(url)
+        compact_figures(url)
         print(
             f"seeded {args.projects} projects, {args.flags} flags, "
             f"{args.flags * args.events_per_flag} flag events in "

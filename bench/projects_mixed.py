@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import harness
-from bench.projects_list import cpu_seconds, seed
+from bench.projects_list import compact_figures, cpu_seconds, seed
 
 CREATE_PATH = "/api/admin/projects/default/features"
 LIST_PATH = "/api/admin/projects"
@@ -52,6 +52,7 @@ def main() -> int:
     if not args.no_seed:
         seed(projects=args.projects, flags=args.flags, events_per_flag=args.events_per_flag)
         harness.analyze(url)
+        compact_figures(url)
         print(
             f"seeded {args.projects} projects, {args.flags} flags, "
             f"{args.flags * args.events_per_flag} flag events in "
