@@ -4,23 +4,23 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from flagadmin.models import Role
+from flagadmin.models import ROOT_ROLE_TYPES, Role
 
 
 class Group(models.Model):
     name = models.CharField(max_length=255, unique=True)
     description = models.TextField(null=True, blank=True)
     # SSO group names (exactly as the identity provider sends them) that map to this group.
-    mappings_sso = models.JSONField(default=list, blank=True)
+    mappings_sso = models.JSONField("SSO group mappings", default=list, blank=True)
     root_role = models.ForeignKey(
         Role,
         on_delete=models.PROTECT,
         null=True,
         blank=True,
         related_name="root_groups",
-        limit_choices_to={"type__in": ["root", "root-custom"]},
+        limit_choices_to={"type__in": ROOT_ROLE_TYPES},
     )
-    scim_id = models.CharField(max_length=255, null=True, blank=True, unique=True)
+    scim_id = models.CharField("SCIM id", max_length=255, null=True, blank=True, unique=True)
     created_by = models.CharField(max_length=255, null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 

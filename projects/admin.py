@@ -8,6 +8,7 @@ from django.contrib import admin
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest
 
+from flagadmin.admin_audit import AuditedModelAdmin
 from flagadmin.models import Role
 from projects.models import Environment, ProjectEnvironment, ProjectRoleAssignment
 from projects.queries import PROJECT_ROLE_TYPES
@@ -58,7 +59,8 @@ class ProjectEnvironmentInline(admin.TabularInline):
 
 
 @admin.register(Environment)
-class EnvironmentAdmin(admin.ModelAdmin):
+class EnvironmentAdmin(AuditedModelAdmin):
+    audit_type = "environment"
     list_display = ["name", "type", "sort_order", "enabled", "project_count"]
     list_filter = ["type", "enabled"]
     search_fields = ["name"]

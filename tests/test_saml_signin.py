@@ -752,3 +752,23 @@ def test_saml_urls__disabled__404_even_when_signed_in(db, browser):
     assert browser.get("/api/admin/auth/saml/settings").status_code == 200
 
     assert browser.get("/auth/saml/login").status_code == 404
+
+
+# --- the Django admin's login page -------------------------------------------------------
+
+
+def test_admin_login_page__offers_sso_while_saml_is_enabled(saml_settings, browser):
+    response = browser.get("/admin/login/", {"next": "/admin/features/feature/"})
+
+    assert response.status_code == 200
+    assert (
+        '<a class="button" href="/auth/saml/login?next=/admin/features/feature/">'
+        "Sign in with SSO</a>" in response.content.decode()
+    )
+
+
+def test_admin_login_page__no_sso_while_saml_is_off(db, browser):
+    response = browser.get("/admin/login/")
+
+    assert response.status_code == 200
+    assert "Sign in with SSO" not in response.content.decode()

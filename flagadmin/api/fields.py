@@ -147,9 +147,10 @@ class StrictDictField(serializers.DictField):
     default_error_messages = {"not_a_dict": "must be object", "null": "must be object"}
 
 
+# Base for request serializers: a non-object body or nested value is "must be object". (A
+# comment, not a docstring: drf-spectacular would show a base's docstring as the description of
+# every request schema that has none of its own.)
 class StrictSerializer(serializers.Serializer):
-    """Base for request serializers: a non-object body or nested value is "must be object"."""
-
     default_error_messages = {"invalid": "must be object", "null": "must be object"}
 
     @property

@@ -6,6 +6,7 @@ from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
 from flagadmin.api.fields import (
+    INT64_MAX,
     StrictCharField,
     StrictChoiceField,
     StrictDateTimeField,
@@ -165,11 +166,13 @@ class ApiTokensSchemaSerializer(serializers.Serializer):
 
 @extend_schema_serializer(component_name="createServiceAccountSchema")
 class CreateServiceAccountSchemaSerializer(StrictSerializer):
+    """A service account to create: a user that cannot sign in and acts through its tokens."""
+
     username = StrictCharField(max_length=255)
     name = StrictCharField(max_length=255)
     rootRole = StrictIntegerField(
         min_value=1,
-        max_value=2**63 - 1,
+        max_value=INT64_MAX,
         help_text="Id of a root role: Admin 1, Editor 2, Viewer 3.",
     )
 
@@ -187,6 +190,8 @@ class ServiceAccountSchemaSerializer(UserSchemaSerializer):
 
 @extend_schema_serializer(component_name="createPatSchema")
 class CreatePatSchemaSerializer(StrictSerializer):
+    """A personal access token to create for the service account; its secret is shown once."""
+
     description = StrictCharField(max_length=255, help_text="What the token is for.")
     expiresAt = StrictDateTimeField(
         future=True,

@@ -23,6 +23,7 @@ from flagadmin.api.errors import (
     ValidationError,
     json_error_response,
 )
+from flagadmin.api.fields import INT64_MAX
 from flagadmin.api.permissions import HasRequiredPermission
 from flagadmin.api.serializers import (
     ApiTokenSchemaSerializer,
@@ -36,10 +37,6 @@ from flagadmin.api.serializers import (
 )
 from flagadmin.models import AccountType, ApiToken, TokenType, User
 from flagadmin.schema import error_responses
-
-# The largest id a bigint column holds; a bigger one in a URL names nothing (and must not reach
-# the database driver, which would fail on it).
-MAX_ID = 2**63 - 1
 
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 
@@ -115,6 +112,7 @@ class ApiTokensView(AdminApiMixin, APIView):
     required_permission = perms.ADMIN
 
     @extend_schema(
+        tags=["API tokens"],
         operation_id="getAllApiTokens",
         summary="List API tokens",
         description="Every admin and client token that is not revoked, oldest first. "
@@ -131,6 +129,7 @@ class ApiTokensView(AdminApiMixin, APIView):
         return Response({"tokens": ApiTokenSchemaSerializer(tokens, many=True).data})
 
     @extend_schema(
+        tags=["API tokens"],
         operation_id="createApiToken",
         summary="Create an API token",
         description="Creates an admin token (acts as an administrator) or a client token (for "
@@ -166,6 +165,7 @@ class ServiceAccountsView(AdminApiMixin, APIView):
     required_permission = perms.ADMIN
 
     @extend_schema(
+        tags=["Service Accounts"],
         operation_id="createServiceAccount",
         summary="Create a service account",
         description="A user with account type `Service Account` that cannot sign in; its "
@@ -199,6 +199,7 @@ class ServiceAccountTokensView(AdminApiMixin, APIView):
     required_permission = perms.ADMIN
 
     @extend_schema(
+        tags=["Service Accounts"],
         operation_id="createServiceAccountToken",
         summary="Create a token for a service account",
         description="The token acts with the service account's root role. The response "
@@ -219,7 +220,7 @@ class ServiceAccountTokensView(AdminApiMixin, APIView):
         serializer.is_valid(raise_exception=True)
         account = (
             User.objects.filter(pk=id, account_type=AccountType.SERVICE).first()
-            if id <= MAX_ID
+            if id <= INT64_MAX
             else None
         )
         if account is None:
