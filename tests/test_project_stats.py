@@ -20,8 +20,8 @@ from features.services import archive_feature, create_feature, update_feature_me
 from flagadmin.api.principals import TokenPrincipal
 from flagadmin.models import AuditEvent, TokenType
 from projects.models import Project
+from tests.concurrency import concurrent_db, run_together
 from tests.factories import AuditEventFactory, FeatureFactory, ProjectFactory, make_token
-from tests.test_features_concurrency import run_together
 
 TYPES = [kind.value for kind in FeatureType]
 WRITES = [
@@ -132,7 +132,7 @@ def test_project_stats__random_writes__equal_a_recomputation_and_the_list_agrees
         assert figures == figures_from_rows(project), project
 
 
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@concurrent_db
 @pytest.mark.usefixtures("seeded_rows_back_after_module")
 def test_project_stats__concurrent_writers__no_lost_update():
     ProjectFactory(id="busy")
