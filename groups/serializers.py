@@ -54,6 +54,10 @@ class GroupUserRequestSerializer(StrictSerializer):
     user = GroupUserIdRequestSerializer(help_text="The user to have in the group.")
 
 
+# `{"user":{"id":1}},` is 19 bytes: no 100 kB body holds more members than this.
+MAX_MEMBERS_PER_REQUEST = 6000
+
+
 @extend_schema_serializer(component_name="createGroupSchema")
 class GroupWriteSerializer(StrictSerializer):
     """The whole group as the client wants it (POST and PUT). An omitted optional field takes
@@ -85,7 +89,11 @@ class GroupWriteSerializer(StrictSerializer):
         child=GroupUserRequestSerializer(),
         required=False,
         default=list,
-        help_text="The members (repeated ids collapse). Omitted means [], i.e. no members.",
+        # A PUT replaces every member, so a big group needs them all in one body: the cap is
+        # what a 100 kB body can hold, not the 1,000 of other lists.
+        max_length=MAX_MEMBERS_PER_REQUEST,
+        help_text="The members (repeated ids collapse). Omitted means [], i.e. no members. "
+        f"At most {MAX_MEMBERS_PER_REQUEST}.",
     )
 
     def validate_mappingsSSO(self, value: list[str]) -> list[str]:
