@@ -204,6 +204,7 @@ def main() -> int:
     parser.add_argument("--connections", type=int, default=8)
     parser.add_argument("--duration", type=int, default=20, help="measured seconds")
     parser.add_argument("--warmup", type=int, default=3, help="discarded seconds before")
+    parser.add_argument("--port", type=int, default=None, help="gunicorn's port (default: any)")
     args = parser.parse_args()
 
     url = harness.create_database(args.database_url)
@@ -224,6 +225,7 @@ def main() -> int:
         threads=args.threads,
         worker_class=worker_class,
         stack=args.stack,
+        port=args.port,
     ) as base_url:
         status, body = post_json(f"{base_url}{path}", {"name": "bench-check"}, token)
         if status != 201:

@@ -1,5 +1,6 @@
 """Django admin of flags (environments, tags, lifecycle and dependencies inline, the flag's audit
-events on its page), tag types, tags, segments and strategies.
+events on its page), tag types, tags, segments and strategies. Projects: `features.project_admin`
+(registered from here), beside the read model its list shares with the API.
 
 Creating and archiving go through `features.services`, as the API does: a flag added here gets
 its environments, lifecycle stage and `feature-created` event; archiving is an action.
@@ -538,3 +539,7 @@ class SegmentAdmin(AuditedModelAdmin):
     list_filter = ["project"]
     search_fields = ["name"]
     fields = ["name", "description", "project", "constraints", "created_by"]
+
+
+# The projects' admin shows flag figures, so it lives in this app; importing it registers it.
+from features import project_admin  # noqa: E402, F401
