@@ -12,12 +12,12 @@ urlpatterns = [
     ),
     path("projects/<str:projectId>", ProjectViewSet.as_view({"get": "retrieve"}), name="project"),
     path(
-        "projects/<str:projectId>/archive",
+        "projects/archive/<str:projectId>",
         ProjectViewSet.as_view({"post": "archive"}),
         name="project-archive",
     ),
     path(
-        "projects/<str:projectId>/revive",
+        "projects/revive/<str:projectId>",
         ProjectViewSet.as_view({"post": "revive"}),
         name="project-revive",
     ),
