@@ -123,6 +123,7 @@ INSTALLED_APPS = [
     "groups",
     "projects",
     "features",
+    "client_api",
     "auth_saml",
 ]
 
@@ -239,7 +240,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "SCHEMA_PATH_PREFIX": r"/api/admin",
-    "ENUM_NAME_OVERRIDES": {"ApiTokenTypeEnum": ["admin", "client"]},
+    "ENUM_NAME_OVERRIDES": {
+        "ApiTokenTypeEnum": ["admin", "client"],
+        "VariantPayloadTypeEnum": "features.validators.PAYLOAD_TYPES",
+    },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "flagadmin.schema.drop_request_suffix",
@@ -254,6 +258,12 @@ TOKEN_LAST_USED_RESOLUTION = int(os.environ.get("TOKEN_LAST_USED_RESOLUTION", "3
 # PostgreSQL: reuse the computed GET /api/admin/projects while no transaction has committed
 # since (exact, see projects/queries.py). Off: compute it on every request.
 PROJECTS_LIST_REUSE = env_bool("PROJECTS_LIST_REUSE", True)
+# SDK metrics: a flag's last_seen_at is written only when it moves by this many seconds or more.
+LAST_SEEN_RESOLUTION = int(os.environ.get("LAST_SEEN_RESOLUTION", "60"))
+# GET /api/client/features: a worker reuses the body it serialized while no audit event was
+# recorded since, and for at most this many seconds (which bounds what a change made outside
+# the API, e.g. in SQL, or committed out of order takes to reach SDKs).
+CLIENT_FEATURES_MAX_AGE = int(os.environ.get("CLIENT_FEATURES_MAX_AGE", "10"))
 
 LOGGING = {
     "version": 1,

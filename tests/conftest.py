@@ -86,3 +86,14 @@ def seeded_rows_back_after_module(django_db_setup, django_db_blocker):
         serialized = getattr(connection, "_test_serialized_contents", None)
         if serialized:
             connection.creation.deserialize_db_from_string(serialized)
+
+
+@pytest.fixture(autouse=True)
+def fresh_client_features_cache():
+    """Each test starts without serialized client bodies: on SQLite a rolled-back test gives
+    its audit event ids out again, so a later test could find a body keyed by the same id."""
+    from client_api.queries import clear_cache
+
+    clear_cache()
+    yield
+    clear_cache()

@@ -53,7 +53,9 @@ def test_openapi__core_operations(document):
 
 def test_openapi__every_operation_is_authenticated_and_documents_401_403(document):
     for path, method, operation in _operations(document):
-        assert {"apiKey": []} in operation["security"], (path, method)
+        # The client API takes client tokens only: its own scheme, same header.
+        scheme = "clientKey" if path.startswith("/api/client/") else "apiKey"
+        assert {scheme: []} in operation["security"], (path, method)
         for status in ("401", "403"):
             assert status in operation["responses"], (path, method, status)
             content = operation["responses"][status]["content"]["application/json"]
