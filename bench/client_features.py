@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import threading
@@ -29,6 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import harness
+from bench.create_features import children_cpu_seconds, machine_busy_seconds, process_cpu_seconds
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/flagadmin_i11_bench_client"
 
@@ -106,13 +108,36 @@ def toggles_during(base_url: str, admin: str, stop: threading.Event, latencies: 
         time.sleep(0.05)
 
 
+def measured(base_url: str, database: str, run) -> tuple[harness.WrkResult, str]:
+    """Run `run()` (one wrk run) and say what one request cost in CPU: gunicorn, the
+    PostgreSQL backends, wrk, and how much of the machine everything else took meanwhile (the
+    machine is shared; these costs, unlike requests/s, do not depend on what else runs)."""
+    port = base_url.rsplit(":", 1)[1]
+    backends = f"postgres: 15/main: postgres {database}"
+    app, db = process_cpu_seconds(f"127.0.0.1:{port}"), process_cpu_seconds(backends)
+    wrk, busy = children_cpu_seconds(), machine_busy_seconds()
+    result = run()
+    count = max(result.requests, 1)
+    app_ms = (process_cpu_seconds(f"127.0.0.1:{port}") - app) / count * 1e3
+    db_ms = (process_cpu_seconds(backends) - db) / count * 1e3
+    wrk_ms = (children_cpu_seconds() - wrk) / count * 1e3
+    busy_ms = (machine_busy_seconds() - busy) / count * 1e3
+    others = max(0.0, busy_ms - app_ms - db_ms - wrk_ms) * result.requests_per_s / 1e3
+    return result, (
+        f"  CPU per request: gunicorn {app_ms:.2f} ms, PostgreSQL {db_ms:.2f} ms, wrk "
+        f"{wrk_ms:.2f} ms; other processes used {others:.2f} of the {os.cpu_count()} CPUs"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--flags", type=int, default=1000)
     parser.add_argument("--database-url", default=DEFAULT_DATABASE_URL)
-    parser.add_argument("--workers", type=int, default=4)
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--worker-class", choices=["sync", "gthread"], default="sync")
+    # gthread by default: SDKs keep their connection open between polls, and sync workers close
+    # every connection after one response (a new TCP handshake per request).
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--worker-class", choices=["sync", "gthread"], default="gthread")
     parser.add_argument("--port", type=int, default=8250)
     parser.add_argument("--connections", type=int, default=8)
     parser.add_argument("--duration", type=int, default=15, help="measured seconds")
@@ -134,7 +159,7 @@ def main() -> int:
     harness.analyze(url)
     print(f"seeded {args.flags} flags in {time.monotonic() - started:.1f} s")
 
-    worker_class = "gthread" if args.threads > 1 else args.worker_class
+    worker_class = args.worker_class
     setup = f"{args.connections} connections, {args.workers} gunicorn {worker_class} workers" + (
         f" x {args.threads} threads" if worker_class == "gthread" else ""
     )
@@ -153,19 +178,30 @@ def main() -> int:
             print("If-None-Match with the ETag did not answer 304")
             return 1
 
+        database = url.rsplit("/", 1)[1]
         if "full" in only:
-            result = harness.run_wrk(
-                features, headers={"Authorization": client}, duration_s=args.duration
+            result, cpu = measured(
+                base_url,
+                database,
+                lambda: harness.run_wrk(
+                    features, headers={"Authorization": client}, duration_s=args.duration
+                ),
             )
             print(harness.format_result(f"GET /api/client/features, full answer ({setup})", result))
+            print(cpu)
             failed |= not result.ok
         if "304" in only:
-            result = harness.run_wrk(
-                features,
-                headers={"Authorization": client, "If-None-Match": etag},
-                duration_s=args.duration,
+            result, cpu = measured(
+                base_url,
+                database,
+                lambda: harness.run_wrk(
+                    features,
+                    headers={"Authorization": client, "If-None-Match": etag},
+                    duration_s=args.duration,
+                ),
             )
             print(harness.format_result(f"GET /api/client/features, 304 ({setup})", result))
+            print(cpu)
             failed |= not result.ok
         if "metrics" in only:
             toggles = {
@@ -184,17 +220,22 @@ def main() -> int:
             )
             writer.start()
             try:
-                result = harness.run_wrk(
-                    f"{base_url}/api/client/metrics",
-                    headers={"Authorization": client, "Content-Type": "application/json"},
-                    duration_s=args.duration,
-                    lua=lua,
+                result, cpu = measured(
+                    base_url,
+                    database,
+                    lambda: harness.run_wrk(
+                        f"{base_url}/api/client/metrics",
+                        headers={"Authorization": client, "Content-Type": "application/json"},
+                        duration_s=args.duration,
+                        lua=lua,
+                    ),
                 )
             finally:
                 stop.set()
                 writer.join()
             title = f"POST /api/client/metrics, 20 flags per report ({setup})"
             print(harness.format_result(title, result).replace("requests/s", "posts/s"))
+            print(cpu)
             if latencies:
                 latencies.sort()
                 print(

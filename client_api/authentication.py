@@ -3,6 +3,7 @@ revision the cached flag list is keyed by."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -32,6 +33,18 @@ TOKEN_AND_REVISION_SQL = (
     + f", (SELECT MAX({column(AuditEvent, 'id')}) FROM {table(AuditEvent)})"
     + f" FROM {table(ApiToken)} WHERE {column(ApiToken, 'digest')} = %s"
 )
+
+
+# Client tokens looked up lately, by digest: (when, principal with the revision, expiry). SDKs
+# poll every few seconds with the same token; within CLIENT_API_REUSE_SECONDS a worker answers
+# them without a query, so a revocation or a flag change reaches SDKs that much later at most.
+_recent: dict[str, tuple[float, ClientPrincipal, datetime | None]] = {}
+MAX_REMEMBERED_TOKENS = 10_000
+
+
+def forget_tokens() -> None:
+    """Forget the client tokens looked up lately (the next request of each reads the table)."""
+    _recent.clear()
 
 
 @dataclass(eq=False)
@@ -65,6 +78,12 @@ class ClientTokenAuthentication(BaseAuthentication):
         if not raw:
             raise AuthenticationRequired()
         digest = ApiToken.digest_of(raw)
+        recent = _recent.get(digest)
+        if recent is not None:
+            looked_up_at, principal, expires_at = recent
+            fresh = time.monotonic() - looked_up_at < settings.CLIENT_API_REUSE_SECONDS
+            if fresh and (expires_at is None or expires_at > timezone.now()):
+                return principal, None
         with connection.cursor() as cursor:
             cursor.execute(TOKEN_AND_REVISION_SQL, [digest])
             row = cursor.fetchone()
@@ -88,6 +107,10 @@ class ClientTokenAuthentication(BaseAuthentication):
             environment=DEFAULT_ENVIRONMENT if environment in ("", "*") else environment,
             revision=row[7] or 0,
         )
+        if settings.CLIENT_API_REUSE_SECONDS > 0:
+            if len(_recent) >= MAX_REMEMBERED_TOKENS:
+                _recent.clear()
+            _recent[digest] = (time.monotonic(), principal, expires_at)
         return principal, None
 
     def authenticate_header(self, request: Request) -> str:

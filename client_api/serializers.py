@@ -114,3 +114,63 @@ class MetricsBucketSchemaSerializer(StrictSerializer):
 @extend_schema_serializer(component_name="clientMetricsSchema")
 class ClientMetricsSchemaSerializer(SdkIdentitySerializer):
     bucket = MetricsBucketSchemaSerializer(allow_null=True, required=False)
+
+
+def _required() -> list[serializers.ErrorDetail]:
+    return [serializers.ErrorDetail("This field is required.", code="required")]
+
+
+def _count(value: object) -> str | None:
+    """The problem with a yes/no count, if any (JSON integers >= 0 only)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return "must be integer"
+    return "must be >= 0" if value < 0 else None
+
+
+def parse_client_metrics(data: object) -> tuple[str, dict[str, tuple[int, int]]]:
+    """(appName, {flag: (yes, no)}) of a `clientMetricsSchema` body, checked as
+    `ClientMetricsSchemaSerializer` documents it. By hand rather than through the serializer:
+    reports arrive hundreds of times a second, and DRF's nested fields cost ten times the
+    database's work per report. Errors come out in the same shape (paths under /body)."""
+    if not isinstance(data, dict):
+        raise serializers.ValidationError({"non_field_errors": ["must be object"]})
+    errors: dict[str, object] = {}
+    app_name = data.get("appName")
+    if "appName" not in data:
+        errors["appName"] = _required()
+    elif not isinstance(app_name, str) or not app_name.strip():
+        errors["appName"] = ["must be a non-empty string"]
+    elif len(app_name) > 255:
+        errors["appName"] = ["must NOT have more than 255 characters"]
+    for name in ("instanceId", "sdkVersion"):
+        if name in data and not isinstance(data[name], str):
+            errors[name] = ["must be string"]
+    counts: dict[str, tuple[int, int]] = {}
+    bucket = data.get("bucket")
+    if bucket is not None:
+        if not isinstance(bucket, dict):
+            errors["bucket"] = ["must be object"]
+        elif "toggles" not in bucket:
+            errors["bucket"] = {"toggles": _required()}
+        elif not isinstance(bucket["toggles"], dict):
+            errors["bucket"] = {"toggles": ["must be object"]}
+        else:
+            toggle_errors: dict[str, object] = {}
+            for flag, toggle in bucket["toggles"].items():
+                if not isinstance(toggle, dict):
+                    toggle_errors[flag] = ["must be object"]
+                    continue
+                problems = {
+                    key: [problem]
+                    for key in ("yes", "no")
+                    if key in toggle and (problem := _count(toggle[key]))
+                }
+                if problems:
+                    toggle_errors[flag] = problems
+                else:
+                    counts[flag] = (toggle.get("yes", 0), toggle.get("no", 0))
+            if toggle_errors:
+                errors["bucket"] = {"toggles": toggle_errors}
+    if errors:
+        raise serializers.ValidationError(errors)
+    return app_name, counts

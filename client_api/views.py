@@ -17,6 +17,7 @@ from client_api.serializers import (
     ClientApplicationSchemaSerializer,
     ClientFeaturesSchemaSerializer,
     ClientMetricsSchemaSerializer,
+    parse_client_metrics,
 )
 from features.services import record_client_metrics, register_client_instance
 from flagadmin.api.errors import ContentTooLargeError, ContentTypeError, LengthRequiredError
@@ -130,18 +131,11 @@ class ClientMetricsView(ClientApiView):
         },
     )
     def post(self, request: Request) -> Response:
-        body = ClientMetricsSchemaSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        data = body.validated_data
-        bucket = data.get("bucket") or {}
-        counts = {
-            name: (toggle["yes"], toggle["no"])
-            for name, toggle in bucket.get("toggles", {}).items()
-        }
+        app_name, counts = parse_client_metrics(request.data)
         client: ClientPrincipal = request.user
         record_client_metrics(
             environment=client.environment,
-            app_name=data["appName"],
+            app_name=app_name,
             counts=counts,
             projects=client.projects,
         )

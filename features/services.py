@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import time
 import uuid
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
@@ -622,18 +624,50 @@ def _hour_of(moment: datetime) -> datetime:
     return moment.replace(minute=0, second=0, microsecond=0)
 
 
-BUCKET_UPSERT_SQL = (
-    f"INSERT INTO {table(FeatureUsageBucket)}"
-    f" ({column(FeatureUsageBucket, 'feature_name')}, {column(FeatureUsageBucket, 'environment')},"
-    f" {column(FeatureUsageBucket, 'app_name')}, {column(FeatureUsageBucket, 'hour')},"
-    f" {column(FeatureUsageBucket, 'yes')}, {column(FeatureUsageBucket, 'no')})"
-    " VALUES {rows}"
-    f" ON CONFLICT ({column(FeatureUsageBucket, 'feature_name')},"
-    f" {column(FeatureUsageBucket, 'environment')}, {column(FeatureUsageBucket, 'app_name')},"
-    f" {column(FeatureUsageBucket, 'hour')}) DO UPDATE SET"
-    f" {column(FeatureUsageBucket, 'yes')} = {table(FeatureUsageBucket)}.{column(FeatureUsageBucket, 'yes')} + EXCLUDED.{column(FeatureUsageBucket, 'yes')},"  # noqa: E501
-    f" {column(FeatureUsageBucket, 'no')} = {table(FeatureUsageBucket)}.{column(FeatureUsageBucket, 'no')} + EXCLUDED.{column(FeatureUsageBucket, 'no')}"  # noqa: E501
-)
+def _bucket_upsert_sql(projects: int) -> str:
+    """One statement that adds a report's counts to the hourly buckets of the active flags it
+    names (in `projects` when `projects` > 0), in name order, and returns those names.
+
+    The report travels as one JSON parameter (a list of {name, yes, no}) rather than three
+    placeholders per flag: the statement's text then stays the same for every report, and the
+    driver parses it once instead of on every call."""
+    b, f = FeatureUsageBucket, Feature
+    if connection.vendor == "postgresql":
+        reported = (
+            "SELECT name, yes, no FROM jsonb_to_recordset(%s::jsonb) "
+            "AS r(name text, yes bigint, no bigint)"
+        )
+    else:
+        reported = (
+            "SELECT json_extract(value, '$.name') AS name, json_extract(value, '$.yes') AS yes, "
+            "json_extract(value, '$.no') AS no FROM json_each(%s)"
+        )
+    in_projects = (
+        f" AND f.{column(f, 'project')} IN ({', '.join(['%s'] * projects)})" if projects else ""
+    )
+    keys = ", ".join(column(b, k) for k in ("feature_name", "environment", "app_name", "hour"))
+    yes, no = column(b, "yes"), column(b, "no")
+    return (
+        f"WITH reported AS ({reported}) "
+        f"INSERT INTO {table(b)} AS bucket ({keys}, {yes}, {no}) "
+        "SELECT reported.name, %s, %s, %s, reported.yes, reported.no "
+        f"FROM reported JOIN {table(f)} f ON f.{column(f, 'name')} = reported.name "
+        f"WHERE f.{column(f, 'archived_at')} IS NULL{in_projects} "
+        "ORDER BY reported.name "
+        f"ON CONFLICT ({keys}) DO UPDATE SET {yes} = bucket.{yes} + EXCLUDED.{yes}, "
+        f"{no} = bucket.{no} + EXCLUDED.{no} "
+        f"RETURNING {column(b, 'feature_name')}"
+    )
+
+
+# (environment, flag) -> when this process last wrote the flag's last_seen_at (monotonic).
+_last_seen_written: dict[tuple[str, str], float] = {}
+
+
+def forget_last_seen_writes() -> None:
+    """Forget which last_seen_at this process wrote lately (the next report writes again
+    where the database's own condition lets it)."""
+    _last_seen_written.clear()
 
 
 def record_client_metrics(
@@ -649,41 +683,44 @@ def record_client_metrics(
     This is the one writer of usage (other code that keeps figures about usage hooks in here).
     It is built for hundreds of reports a second without holding up other writes:
 
-    - counts go into hourly buckets by one upsert per report, in autocommit, rows in name order
-      (so concurrent reports lock shared buckets in the same order and never deadlock);
+    - counts go into hourly buckets by one statement per report, in autocommit, rows in name
+      order (concurrent reports lock shared buckets in the same order and never deadlock); the
+      same statement keeps only active flags of `projects` (None or `*`: any project), as an
+      SDK may report flags that were archived or that its token does not cover;
     - `last_seen_at` of the flag and of its environment, which `lastReportedFlagUsage` and
       `lastSeenAt` show, is written only when it moves by `LAST_SEEN_RESOLUTION` seconds or
-      more: a conditional UPDATE that touches no row, and takes no lock, most of the time.
-
-    Only active flags of `projects` (None: any project) are counted; other names are ignored,
-    as an SDK may report flags that were archived since it fetched them.
+      more: each process skips flags it wrote that recently, and the conditional UPDATE skips
+      those another process wrote, so most reports write nothing but their counts.
     """
     now = now or timezone.now()
-    wanted = sorted(name for name, (yes, no) in counts.items() if yes or no)
-    if not wanted:
+    reported = sorted((name, yes, no) for name, (yes, no) in counts.items() if yes or no)
+    if not reported:
         return
-    flags = Feature.objects.filter(name__in=wanted, archived_at__isnull=True)
-    if projects is not None and "*" not in projects:
-        flags = flags.filter(project_id__in=projects)
-    names = sorted(flags.values_list("name", flat=True))
-    if not names:
-        return
-    hour = _hour_of(now)
-    rows = []
-    params: list = []
-    hour_value = FeatureUsageBucket._meta.get_field("hour").get_db_prep_save(hour, connection)
-    for name in names:
-        yes, no = counts[name]
-        rows.append("(%s, %s, %s, %s, %s, %s)")
-        params.extend([name, environment, app_name, hour_value, yes, no])
+    scope = [] if projects is None or "*" in projects else sorted(set(projects))
+    hour = FeatureUsageBucket._meta.get_field("hour").get_db_prep_save(_hour_of(now), connection)
+    rows = json.dumps([{"name": name, "yes": yes, "no": no} for name, yes, no in reported])
     with connection.cursor() as cursor:
-        cursor.execute(BUCKET_UPSERT_SQL.replace("{rows}", ", ".join(rows)), params)
-    stale_before = now - timedelta(seconds=settings.LAST_SEEN_RESOLUTION)
+        cursor.execute(_bucket_upsert_sql(len(scope)), [rows, environment, app_name, hour, *scope])
+        counted = sorted(row[0] for row in cursor.fetchall())
+    resolution = settings.LAST_SEEN_RESOLUTION
+    clock = time.monotonic()
+    due = [
+        name
+        for name in counted
+        if clock - _last_seen_written.get((environment, name), -resolution - 1) >= resolution
+    ]
+    if not due:
+        return
+    stale_before = now - timedelta(seconds=resolution)
     moved = Q(last_seen_at__isnull=True) | Q(last_seen_at__lt=stale_before)
-    FeatureEnvironment.objects.filter(
-        moved, feature_id__in=names, environment_id=environment
-    ).update(last_seen_at=now)
-    Feature.objects.filter(moved, name__in=names).update(last_seen_at=now)
+    FeatureEnvironment.objects.filter(moved, feature_id__in=due, environment_id=environment).update(
+        last_seen_at=now
+    )
+    Feature.objects.filter(moved, name__in=due).update(last_seen_at=now)
+    if len(_last_seen_written) > 100_000:
+        _last_seen_written.clear()
+    for name in due:
+        _last_seen_written[(environment, name)] = clock
 
 
 def register_client_instance(

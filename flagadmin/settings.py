@@ -264,6 +264,10 @@ LAST_SEEN_RESOLUTION = int(os.environ.get("LAST_SEEN_RESOLUTION", "60"))
 # recorded since, and for at most this many seconds (which bounds what a change made outside
 # the API, e.g. in SQL, or committed out of order takes to reach SDKs).
 CLIENT_FEATURES_MAX_AGE = int(os.environ.get("CLIENT_FEATURES_MAX_AGE", "10"))
+# /api/client: a worker reuses a client token's lookup, and the revision read with it, for this
+# many seconds (0: a query on every request). SDKs poll every 15 s by default, so a second's
+# delay is invisible to them and spares the database most of their requests.
+CLIENT_API_REUSE_SECONDS = float(os.environ.get("CLIENT_API_REUSE_SECONDS", "1"))
 
 LOGGING = {
     "version": 1,

@@ -231,6 +231,21 @@ def test_client_features__query_count_is_constant(
     assert again.status_code == 304
 
 
+def test_client_features__token_lookup_reused_for_a_while(
+    admin_client, flag, django_assert_num_queries
+):
+    client = sdk()
+    with override_settings(CLIENT_API_REUSE_SECONDS=60):
+        etag = client.get(CLIENT_FEATURES)["ETag"]
+        enable(admin_client, flag)
+
+        with django_assert_num_queries(0):
+            reused = client.get(CLIENT_FEATURES, HTTP_IF_NONE_MATCH=etag)
+
+    assert reused.status_code == 304
+    assert client.get(CLIENT_FEATURES, HTTP_IF_NONE_MATCH=etag).status_code == 200
+
+
 @pytest.mark.parametrize("kind", [TokenType.ADMIN, TokenType.PERSONAL])
 def test_client_features__not_a_client_token__403(kind, db):
     from tests.factories import UserFactory
@@ -447,6 +462,18 @@ def test_metrics__without_bucket__202_nothing_recorded(flag):
         pytest.param(
             {"appName": "a", "bucket": {"start": 1}}, "/body/bucket/toggles", id="no-toggles"
         ),
+        pytest.param({"appName": ""}, "/body/appName", id="blank-app-name"),
+        pytest.param({"appName": 5}, "/body/appName", id="app-name-number"),
+        pytest.param({"appName": "a", "bucket": []}, "/body/bucket", id="bucket-list"),
+        pytest.param(
+            {"appName": "a", "bucket": {"toggles": {"x": 1}}},
+            "/body/bucket/toggles/x",
+            id="toggle-not-object",
+        ),
+        pytest.param(
+            metrics({"checkout": {"no": True}}), "/body/bucket/toggles/checkout/no", id="bool"
+        ),
+        pytest.param([], "/body", id="body-list"),
     ],
 )
 def test_metrics__invalid__400(flag, body, path):
@@ -466,3 +493,22 @@ def test_metrics__anonymous__401(anon_client):
     assert_error(
         post(anon_client, "/api/client/metrics", metrics({})), 401, "AuthenticationRequired"
     )
+
+
+def test_metrics__invalid__whole_error_body(flag):
+    body = metrics({"checkout": {"yes": -1, "no": "2"}})
+
+    error = assert_error(post(sdk(), "/api/client/metrics", body), 400, "ValidationError")
+
+    assert error["details"] == [
+        {
+            "path": "/body/bucket/toggles/checkout/yes",
+            "message": "The `/body/bucket/toggles/checkout/yes` property must be >= 0. "
+            "You sent -1.",
+        },
+        {
+            "path": "/body/bucket/toggles/checkout/no",
+            "message": "The `/body/bucket/toggles/checkout/no` property must be integer. "
+            'You sent "2".',
+        },
+    ]
