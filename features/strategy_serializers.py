@@ -165,7 +165,7 @@ class ProjectFeatureSchemaSerializer(serializers.Serializer):
     environments = ProjectFeatureEnvironmentSchemaSerializer(many=True, source="environment_list")
 
 
-@extend_schema_serializer(component_name="projectFeaturesSchema")
+@extend_schema_serializer(component_name="projectFeaturesSchema", many=False)
 class ProjectFeaturesSchemaSerializer(serializers.Serializer):
     version = serializers.IntegerField()
     features = ProjectFeatureSchemaSerializer(many=True)
