@@ -6,7 +6,7 @@ from django.db import models
 from django.utils import timezone
 
 from auth_saml.crypto import decrypt_secret, encrypt_secret
-from flagadmin.models import Role, RoleType
+from flagadmin.models import ROOT_ROLE_TYPES, Role
 
 
 class DefaultRootRole(models.TextChoices):
@@ -106,13 +106,13 @@ class SamlSettings(models.Model):
 
     def root_role_for_new_users(self) -> Role:
         """defaultRootRoleId, else defaultRootRole, else Editor (Unleash's documented order)."""
-        root_types = [RoleType.ROOT, RoleType.ROOT_CUSTOM]
+        root_roles = Role.objects.filter(type__in=ROOT_ROLE_TYPES)
         if self.default_root_role_id is not None:
-            role = Role.objects.filter(pk=self.default_root_role_id, type__in=root_types).first()
+            role = root_roles.filter(pk=self.default_root_role_id).first()
             if role is not None:
                 return role
         if self.default_root_role:
-            role = Role.objects.filter(name=self.default_root_role, type__in=root_types).first()
+            role = root_roles.filter(name=self.default_root_role).first()
             if role is not None:
                 return role
         return Role.objects.get(pk=Role.EDITOR)

@@ -18,7 +18,7 @@ from flagadmin.api.fields import (
     StrictNumberField,
     StrictSerializer,
 )
-from flagadmin.models import Role, RoleType
+from flagadmin.models import ROOT_ROLE_TYPES, Role
 
 # Variant A (`enabled: true`) needs these three; variant B (`enabled: false`) needs none.
 REQUIRED_WHEN_ENABLED = ("entityId", "signOnUrl", "certificate")
@@ -71,7 +71,7 @@ class SamlSettingsSerializer(StrictSerializer):
 
     def validate_defaultRootRoleId(self, value: float) -> int:
         root_ids = list(
-            Role.objects.filter(type__in=[RoleType.ROOT, RoleType.ROOT_CUSTOM])
+            Role.objects.filter(type__in=ROOT_ROLE_TYPES)
             .order_by("id")
             .values_list("id", flat=True)
         )

@@ -19,6 +19,11 @@ class RoleType(models.TextChoices):
     CUSTOM = "custom", "Custom project"
 
 
+# The role types a user's or a group's root role may have (a list: it is part of a field's
+# limit_choices_to, which migrations compare).
+ROOT_ROLE_TYPES = [RoleType.ROOT, RoleType.ROOT_CUSTOM]
+
+
 class Role(models.Model):
     """A named set of permissions. Ids 1-5 are Unleash's fixed ids, because clients send them."""
 
@@ -42,7 +47,7 @@ class Role(models.Model):
 
     @property
     def is_root(self) -> bool:
-        return self.type in (RoleType.ROOT, RoleType.ROOT_CUSTOM)
+        return self.type in ROOT_ROLE_TYPES
 
 
 class AccountType(models.TextChoices):
@@ -99,7 +104,7 @@ class User(AbstractBaseUser):
         null=True,
         blank=True,
         related_name="users",
-        limit_choices_to={"type__in": [RoleType.ROOT, RoleType.ROOT_CUSTOM]},
+        limit_choices_to={"type__in": ROOT_ROLE_TYPES},
     )
     scim_id = models.CharField(max_length=255, null=True, blank=True)
     account_type = models.CharField(

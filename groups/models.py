@@ -4,7 +4,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from flagadmin.models import Role
+from flagadmin.models import ROOT_ROLE_TYPES, Role
 
 
 class Group(models.Model):
@@ -18,7 +18,7 @@ class Group(models.Model):
         null=True,
         blank=True,
         related_name="root_groups",
-        limit_choices_to={"type__in": ["root", "root-custom"]},
+        limit_choices_to={"type__in": ROOT_ROLE_TYPES},
     )
     scim_id = models.CharField(max_length=255, null=True, blank=True, unique=True)
     created_by = models.CharField(max_length=255, null=True, blank=True)

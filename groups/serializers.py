@@ -8,6 +8,7 @@ from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
 from flagadmin.api.fields import (
+    INT64_MAX,
     NonBlankCharField,
     StrictCharField,
     StrictIntegerField,
@@ -16,12 +17,8 @@ from flagadmin.api.fields import (
     StrictSerializer,
 )
 from flagadmin.api.serializers import UserSchemaSerializer
-from flagadmin.models import Role, RoleType, User
+from flagadmin.models import ROOT_ROLE_TYPES, Role, User
 from groups.models import Group, GroupMembership
-
-ROOT_ROLE_TYPES = (RoleType.ROOT, RoleType.ROOT_CUSTOM)
-# Ids are 64-bit: a larger number cannot name a row, and PostgreSQL refuses it in a query.
-MAX_ID = 2**63 - 1
 
 ROOT_ROLE_ID_MESSAGE = (
     "must be the id of a root role (1 Admin, 2 Editor, 3 Viewer, or a custom root role)"
@@ -36,7 +33,7 @@ class RootRoleIdField(StrictNumberField):
     def to_internal_value(self, data: Any) -> Role:
         number = super().to_internal_value(data)
         role = None
-        if float(number).is_integer() and 0 < number <= MAX_ID:
+        if float(number).is_integer() and 0 < number <= INT64_MAX:
             role = Role.objects.filter(pk=int(number), type__in=ROOT_ROLE_TYPES).first()
         if role is None:
             raise serializers.ValidationError(ROOT_ROLE_ID_MESSAGE, code="invalid")
@@ -45,7 +42,7 @@ class RootRoleIdField(StrictNumberField):
 
 @extend_schema_serializer(component_name="createGroupUserIdSchema")
 class GroupUserIdRequestSerializer(StrictSerializer):
-    id = StrictIntegerField(min_value=0, max_value=MAX_ID, help_text="The user's id.")
+    id = StrictIntegerField(min_value=0, max_value=INT64_MAX, help_text="The user's id.")
 
 
 @extend_schema_serializer(component_name="createGroupUserSchema")

@@ -13,6 +13,7 @@ from django.utils import timezone
 from rest_framework import serializers
 
 from flagadmin.api.errors import NameExistsError, NotFoundError, ValidationError
+from flagadmin.api.fields import INT64_MAX
 from flagadmin.api.principals import audit_actor
 from flagadmin.audit import record_event
 from flagadmin.models import AccountType, Role, User
@@ -21,7 +22,6 @@ from groups.models import Group, GroupMembership
 GROUP_NOT_FOUND = "No group found"
 GROUP_NAME_EXISTS = "Group name already exists"
 _ID_PATTERN = re.compile(r"[0-9]{1,19}")
-_MAX_ID = 2**63 - 1
 
 _datetime = serializers.DateTimeField()
 
@@ -44,7 +44,7 @@ def parse_group_id(raw: str) -> int | None:
     if not _ID_PATTERN.fullmatch(raw):
         return None
     value = int(raw)
-    return value if 0 < value <= _MAX_ID else None
+    return value if 0 < value <= INT64_MAX else None
 
 
 def get_group_for_display(group_id: str) -> Group:
@@ -177,27 +177,14 @@ def group_update(
         if name != group.name and Group.objects.filter(name=name).exclude(pk=group.pk).exists():
             raise NameExistsError(GROUP_NAME_EXISTS)
 
-        new_values = {
-            "name": name,
-            "description": description,
-            "mappings_sso": list(mappings_sso),
-            "root_role_id": root_role.pk if root_role else None,
-        }
-        changed = [field for field, value in new_values.items() if getattr(group, field) != value]
-        if changed:
-            for field in changed:
-                setattr(group, field, new_values[field])
-            _save_unique_name(group, update_fields=changed)
-
-        leaving = [m.pk for uid, m in memberships.items() if uid not in set(wanted_ids)]
-        if leaving:
-            GroupMembership.objects.filter(pk__in=leaving).delete()
-        now = timezone.now()
-        GroupMembership.objects.bulk_create(
-            GroupMembership(group=group, user_id=uid, joined_at=now, created_by=actor_name)
-            for uid in wanted_ids
-            if uid not in memberships
+        _apply_details(
+            group,
+            name=name,
+            description=description,
+            mappings_sso=mappings_sso,
+            root_role=root_role,
         )
+        _replace_members(group, memberships, wanted_ids, added_by=actor_name)
         record_event(
             "group-updated",
             actor=actor,
@@ -205,6 +192,48 @@ def group_update(
             pre_data=pre_data,
         )
     return group
+
+
+def _apply_details(
+    group: Group,
+    *,
+    name: str,
+    description: str | None,
+    mappings_sso: Sequence[str],
+    root_role: Role | None,
+) -> None:
+    """Writes the group's own columns, only those that change."""
+    new_values = {
+        "name": name,
+        "description": description,
+        "mappings_sso": list(mappings_sso),
+        "root_role_id": root_role.pk if root_role else None,
+    }
+    changed = [field for field, value in new_values.items() if getattr(group, field) != value]
+    if changed:
+        for field in changed:
+            setattr(group, field, new_values[field])
+        _save_unique_name(group, update_fields=changed)
+
+
+def _replace_members(
+    group: Group,
+    memberships: dict[int, GroupMembership],
+    wanted_ids: Sequence[int],
+    *,
+    added_by: str,
+) -> None:
+    """Makes `wanted_ids` the members: those who stay keep their row (joinedAt, createdBy)."""
+    wanted = set(wanted_ids)
+    leaving = [m.pk for uid, m in memberships.items() if uid not in wanted]
+    if leaving:
+        GroupMembership.objects.filter(pk__in=leaving).delete()
+    now = timezone.now()
+    GroupMembership.objects.bulk_create(
+        GroupMembership(group=group, user_id=uid, joined_at=now, created_by=added_by)
+        for uid in wanted_ids
+        if uid not in memberships
+    )
 
 
 def group_delete(*, actor: object, group_id: str) -> None:

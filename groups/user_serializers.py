@@ -10,10 +10,14 @@ from django.core.validators import EmailValidator
 from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
-from flagadmin.api.fields import StrictBooleanField, StrictCharField, StrictSerializer
+from flagadmin.api.fields import (
+    INT64_MAX,
+    StrictBooleanField,
+    StrictCharField,
+    StrictSerializer,
+)
 from flagadmin.api.serializers import UserSchemaSerializer
-from flagadmin.models import Role
-from groups.serializers import MAX_ID, ROOT_ROLE_TYPES
+from flagadmin.models import ROOT_ROLE_TYPES, Role
 
 ROOT_ROLE_MESSAGE = (
     "must be the id or the name of a root role (1 or Admin, 2 or Editor, 3 or Viewer, "
@@ -37,7 +41,7 @@ class RootRoleRefField(serializers.Field):
     def to_internal_value(self, data: Any) -> Role:
         roles = Role.objects.filter(type__in=ROOT_ROLE_TYPES)
         role = None
-        if isinstance(data, int) and not isinstance(data, bool) and 0 < data <= MAX_ID:
+        if isinstance(data, int) and not isinstance(data, bool) and 0 < data <= INT64_MAX:
             role = roles.filter(pk=data).first()
         elif isinstance(data, str) and data:
             role = roles.filter(name=data).first()

@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from flagadmin import permissions as perms
 from flagadmin.api.serializers import UserSchemaSerializer
 from flagadmin.api.views import AdminApiMixin
-from flagadmin.models import Role
+from flagadmin.models import ROOT_ROLE_TYPES, Role
 from flagadmin.schema import error_responses
 from groups import services
 from groups.serializers import GroupSchemaSerializer, GroupsSchemaSerializer, GroupWriteSerializer
@@ -153,7 +153,7 @@ class UserAdminViewSet(AdminApiMixin, viewsets.ViewSet):
     )
     def list(self, request: Request) -> Response:
         users = services.listed_users()
-        roles = Role.objects.filter(type__in=["root", "root-custom"]).order_by("id")
+        roles = Role.objects.filter(type__in=ROOT_ROLE_TYPES).order_by("id")
         return Response(UsersSchemaSerializer({"users": users, "rootRoles": roles}).data)
 
     @extend_schema(

@@ -19,7 +19,7 @@ from flagadmin.api.fields import (
     StrictSerializer,
     UrlFriendlyNameField,
 )
-from flagadmin.models import AccountType, Role, RoleType, User
+from flagadmin.models import ROOT_ROLE_TYPES, AccountType, Role, User
 from groups.models import Group
 from projects.models import Environment, ProjectMode
 
@@ -189,7 +189,7 @@ class ProjectAddAccessSchemaSerializer(StrictSerializer):
         roles = Role.objects.filter(id__in=value).values_list("id", "type")
         known = {
             role_id: "must be the id of a project role, not of a root role"
-            if role_type in (RoleType.ROOT, RoleType.ROOT_CUSTOM)
+            if role_type in ROOT_ROLE_TYPES
             else None
             for role_id, role_type in roles
         }

@@ -7,10 +7,8 @@ view, service, database), on whichever database DATABASE_URL selects (SQLite or 
 from __future__ import annotations
 
 import json
-import threading
 
 import pytest
-from django.db import connection
 from rest_framework.test import APIClient
 
 from features.models import Feature, FeatureEnvironment, FeatureLifecycleStage, Tag
@@ -19,39 +17,13 @@ from flagadmin.api.errors import NameExistsError
 from flagadmin.api.principals import TokenPrincipal
 from flagadmin.models import AuditEvent, TokenType
 from projects.models import Project
+from tests.concurrency import concurrent_db, run_together
 from tests.factories import make_token
 
 URL = "/api/admin/projects/default/features"
 
 
 pytestmark = pytest.mark.usefixtures("seeded_rows_back_after_module")
-
-
-# Each test sees the seeded rows (serialized_rollback) and the threads see each other's commits.
-concurrent_db = pytest.mark.django_db(transaction=True, serialized_rollback=True)
-
-
-def run_together(count: int, work) -> list:
-    """Run `work(index)` in `count` threads released at the same instant; return the results
-    (or the exceptions) in thread order."""
-    barrier = threading.Barrier(count)
-    results: list = [None] * count
-
-    def target(index: int) -> None:
-        try:
-            barrier.wait()
-            results[index] = work(index)
-        except Exception as exc:  # reported by the assertions, not lost in the thread
-            results[index] = exc
-        finally:
-            connection.close()  # each thread has its own connection
-
-    threads = [threading.Thread(target=target, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    return results
 
 
 @concurrent_db

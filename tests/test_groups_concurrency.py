@@ -6,39 +6,16 @@ Real threads, each with its own database connection, through the whole stack.
 from __future__ import annotations
 
 import json
-import threading
 
 import pytest
-from django.db import connection
 from rest_framework.test import APIClient
 
 from flagadmin.models import AuditEvent, TokenType
 from groups.models import Group
+from tests.concurrency import concurrent_db, run_together
 from tests.factories import GroupFactory, make_token
 
 pytestmark = pytest.mark.usefixtures("seeded_rows_back_after_module")
-
-
-def run_together(count: int, work) -> list:
-    """`work(index)` in `count` threads released at once; the results (or exceptions)."""
-    barrier = threading.Barrier(count)
-    results: list = [None] * count
-
-    def target(index: int) -> None:
-        try:
-            barrier.wait()
-            results[index] = work(index)
-        except Exception as exc:  # reported by the assertions, not lost in the thread
-            results[index] = exc
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=target, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    return results
 
 
 def _client(token: str) -> APIClient:
@@ -51,7 +28,7 @@ def _statuses(responses: list) -> list:
     return sorted(getattr(r, "status_code", repr(r)) for r in responses)
 
 
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@concurrent_db
 def test_create_group__concurrent_same_name__one_201_rest_409():
     token = make_token(TokenType.ADMIN, name="admin-tok")[1]
 
@@ -68,7 +45,7 @@ def test_create_group__concurrent_same_name__one_201_rest_409():
     assert AuditEvent.objects.filter(type="group-created").count() == 1
 
 
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@concurrent_db
 def test_update_group__concurrent_renames_to_one_name__one_200_rest_409():
     token = make_token(TokenType.ADMIN, name="admin-tok")[1]
     groups = [GroupFactory(name=f"before-{i}") for i in range(4)]

@@ -6,6 +6,7 @@ from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
 from flagadmin.api.fields import (
+    INT64_MAX,
     StrictCharField,
     StrictChoiceField,
     StrictDateTimeField,
@@ -169,7 +170,7 @@ class CreateServiceAccountSchemaSerializer(StrictSerializer):
     name = StrictCharField(max_length=255)
     rootRole = StrictIntegerField(
         min_value=1,
-        max_value=2**63 - 1,
+        max_value=INT64_MAX,
         help_text="Id of a root role: Admin 1, Editor 2, Viewer 3.",
     )
 

@@ -23,6 +23,7 @@ from flagadmin.api.errors import (
     ValidationError,
     json_error_response,
 )
+from flagadmin.api.fields import INT64_MAX
 from flagadmin.api.permissions import HasRequiredPermission
 from flagadmin.api.serializers import (
     ApiTokenSchemaSerializer,
@@ -36,10 +37,6 @@ from flagadmin.api.serializers import (
 )
 from flagadmin.models import AccountType, ApiToken, TokenType, User
 from flagadmin.schema import error_responses
-
-# The largest id a bigint column holds; a bigger one in a URL names nothing (and must not reach
-# the database driver, which would fail on it).
-MAX_ID = 2**63 - 1
 
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 
@@ -219,7 +216,7 @@ class ServiceAccountTokensView(AdminApiMixin, APIView):
         serializer.is_valid(raise_exception=True)
         account = (
             User.objects.filter(pk=id, account_type=AccountType.SERVICE).first()
-            if id <= MAX_ID
+            if id <= INT64_MAX
             else None
         )
         if account is None:
