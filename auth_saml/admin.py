@@ -15,6 +15,10 @@ from auth_saml.certificates import certificate_fingerprint, shorten
 from auth_saml.config import sp_urls
 from auth_saml.models import SamlSettings
 
+# The admin's login page offers "Sign in with SSO" while SAML sign-in is enabled (the link
+# brings the user back to the admin page they asked for).
+admin.site.login_template = "auth_saml/admin_login.html"
+
 
 @admin.register(SamlSettings)
 class SamlSettingsAdmin(admin.ModelAdmin):

@@ -8,6 +8,10 @@ from django.utils import timezone
 from auth_saml.crypto import decrypt_secret, encrypt_secret
 from flagadmin.models import ROOT_ROLE_TYPES, Role
 
+# The SP private key is write-only: what responses carry in its place, and what a client sends
+# back (after a GET, since settings are replaced as a whole) to keep the stored key.
+SP_KEY_REDACTED = "[redacted]"
+
 
 class DefaultRootRole(models.TextChoices):
     VIEWER = "Viewer", "Viewer"

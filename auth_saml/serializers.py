@@ -10,7 +10,7 @@ from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.exceptions import ErrorDetail
 
-from auth_saml.models import DefaultRootRole, SamlSettings
+from auth_saml.models import SP_KEY_REDACTED, DefaultRootRole, SamlSettings
 from flagadmin.api.fields import (
     StrictBooleanField,
     StrictCharField,
@@ -19,6 +19,12 @@ from flagadmin.api.fields import (
     StrictSerializer,
 )
 from flagadmin.models import ROOT_ROLE_TYPES, Role
+
+SP_KEY_WRITE_ONLY = (
+    "Write-only: stored encrypted and never returned; responses carry "
+    f'"{SP_KEY_REDACTED}" in its place when a key is stored (and leave it out when none is), and '
+    f'sending "{SP_KEY_REDACTED}" back keeps the stored key.'
+)
 
 # Variant A (`enabled: true`) needs these three; variant B (`enabled: false`) needs none.
 REQUIRED_WHEN_ENABLED = ("entityId", "signOnUrl", "certificate")
@@ -31,9 +37,7 @@ HELP = {
     "PEM armour): responses must be signed with its key.",
     "signOutUrl": "The identity provider's single sign-out URL.",
     "spCertificate": "The service provider's signing key (PEM), used to sign sign-out requests. "
-    "Stored encrypted at rest and returned, as sent, only to callers with `ADMIN` (the Django "
-    "admin never shows it). Settings are replaced as a whole, so send it with every update "
-    "that should keep it.",
+    + SP_KEY_WRITE_ONLY,
     "autoCreate": "Create users on first sign-in when their email's domain is in `emailDomains`.",
     "emailDomains": "Comma-separated email domains for which users are auto-created, e.g. "
     '"example.com, @example.org" (trimmed, case-insensitive, a leading @ ignored).',
@@ -118,6 +122,13 @@ def _position(order: list[str], name: str) -> int:
     return order.index(name) if name in order else len(order)
 
 
+class RedactedCharField(serializers.CharField):
+    """A stored secret shown only as the marker (its stored, encrypted value is never read)."""
+
+    def to_representation(self, value: Any) -> str:
+        return SP_KEY_REDACTED
+
+
 @extend_schema_serializer(component_name="samlSettingsResponseSchema")
 class SamlSettingsResponseSerializer(serializers.Serializer):
     """The stored settings, as sent (fields that were not sent are left out)."""
@@ -153,8 +164,8 @@ class SamlSettingsResponseSerializer(serializers.Serializer):
     groupJsonPath = serializers.CharField(
         source="group_json_path", required=False, help_text=HELP["groupJsonPath"]
     )
-    spCertificate = serializers.CharField(
-        source="sp_private_key", required=False, help_text=HELP["spCertificate"]
+    spCertificate = RedactedCharField(
+        source="sp_certificate_encrypted", required=False, help_text=HELP["spCertificate"]
     )
 
     def to_representation(self, instance: SamlSettings) -> dict[str, Any]:

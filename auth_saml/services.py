@@ -17,7 +17,7 @@ from django.db.models.functions import Lower
 from django.utils import timezone
 
 from auth_saml.certificates import certificate_fingerprint, private_key_fingerprint
-from auth_saml.models import ConsumedAssertion, SamlSettings
+from auth_saml.models import SP_KEY_REDACTED, ConsumedAssertion, SamlSettings
 from flagadmin.audit import record_event
 from flagadmin.models import AccountType, User
 from groups.models import Group, GroupMembership
@@ -86,7 +86,12 @@ def store_saml_settings(*, values: Mapping[str, Any], actor: object) -> SamlSett
         for field in STORED_FIELDS:
             setattr(stored, field, values.get(field))
         stored.enabled = bool(values.get("enabled"))
-        stored.sp_private_key = values.get("sp_private_key")
+        if values.get("sp_private_key") == SP_KEY_REDACTED:
+            # The marker of a GET sent back: keep the stored key (still encrypted).
+            kept = previous.sp_certificate_encrypted if previous else None
+            stored.sp_certificate_encrypted = kept
+        else:
+            stored.sp_private_key = values.get("sp_private_key")
         if previous is None:
             try:
                 with transaction.atomic():  # savepoint: two first saves may race

@@ -16,6 +16,7 @@ from typing import Any
 from defusedxml import ElementTree
 from django.conf import settings
 from django.contrib import auth
+from django.contrib.auth.signals import user_login_failed
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render, resolve_url
 from djangosaml2 import views as saml_views
@@ -33,6 +34,7 @@ from auth_saml.config import (
     NOT_ENABLED,
 )
 from auth_saml.models import SamlSettings
+from flagadmin import signin
 
 logger = logging.getLogger(__name__)
 
@@ -129,6 +131,11 @@ class SamlAcsView(SamlEnabledMixin, saml_views.AssertionConsumerServiceView):
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if "SAMLResponse" not in request.POST:
             return _refused(request, "The sign-in request carries no SAML response.", status=400)
+        # Throttled before the signature check, which runs xmlsec1: a locked-out address (or
+        # the user the response names) cannot make the server do that work.
+        name_id = unverified_name_id(request.POST.get("SAMLResponse"))
+        if signin.is_locked_out(request, signin.username_for_lockout(None, {"username": name_id})):
+            return signin.lockout_response(request)
         return super().post(request)
 
     def custom_validation(self, response: Any) -> None:
@@ -156,7 +163,11 @@ class SamlAcsView(SamlEnabledMixin, saml_views.AssertionConsumerServiceView):
         if "session_info" not in kwargs:
             # The response itself failed verification; the backend (which counts refusals of
             # verified responses) never ran.
-            services.count_failed_sign_in(unverified_name_id(request.POST.get("SAMLResponse")))
+            name_id = unverified_name_id(request.POST.get("SAMLResponse"))
+            services.count_failed_sign_in(name_id)
+            # Counted by the sign-in throttle too (the backend's refusals are counted by
+            # Django's authenticate, which sends the same signal).
+            user_login_failed.send(__name__, credentials={"username": name_id}, request=request)
         return _refused(request, reason or _reason_for(exception), status=403)
 
     def custom_redirect(self, user: Any, relay_state: str, session_info: dict) -> str | None:

@@ -8,7 +8,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from auth_saml.models import SamlSettings
-from auth_saml.serializers import SamlSettingsResponseSerializer, SamlSettingsSerializer
+from auth_saml.serializers import (
+    SP_KEY_WRITE_ONLY,
+    SamlSettingsResponseSerializer,
+    SamlSettingsSerializer,
+)
 from auth_saml.services import store_saml_settings
 from flagadmin import permissions as perms
 from flagadmin.api.views import AdminApiMixin
@@ -16,8 +20,8 @@ from flagadmin.schema import error_responses
 
 _STORED = OpenApiResponse(
     response=SamlSettingsResponseSerializer,
-    description="The stored settings, as sent (fields that were not sent are left out). "
-    "`spCertificate` is kept encrypted at rest.",
+    description="The stored settings, as sent (fields that were not sent are left out), "
+    "except `spCertificate`. " + SP_KEY_WRITE_ONLY,
 )
 
 
@@ -45,8 +49,9 @@ class SamlSettingsView(AdminApiMixin, APIView):
         description=(
             "Updates the settings for SAML 2.0 authentication. The body is one of two variants "
             "chosen by `enabled`; it is stored as sent and replaces the previous settings "
-            "(a field that is not sent is cleared, including `spCertificate`, which is stored "
-            "encrypted and never returned). Writes the audit event `setting-created` (the "
+            "(a field that is not sent is cleared, including `spCertificate`). "
+            + SP_KEY_WRITE_ONLY
+            + " Writes the audit event `setting-created` (the "
             "first time) or `setting-updated`, whose data carries no certificate or key, only "
             "their SHA-256 fingerprints. Needs the `ADMIN` permission."
         ),

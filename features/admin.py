@@ -8,8 +8,12 @@ its environments, lifecycle stage and `feature-created` event; archiving is an a
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import admin, messages
-from django.db.models import QuerySet
+from django.contrib.admin.views.main import ChangeList
+from django.db import models
+from django.db.models import Exists, OuterRef, Prefetch, QuerySet, Subquery
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
@@ -29,8 +33,22 @@ from features.models import (
     Tag,
     TagType,
 )
-from features.services import archive_feature, create_feature, update_feature_metadata
+from features.services import (
+    archive_feature,
+    create_feature,
+    delete_archived_feature,
+    remove_feature_dependency,
+    set_feature_dependency,
+    set_feature_environment_enabled,
+    set_feature_environment_variants,
+    tag_feature,
+    untag_feature,
+    update_feature_metadata,
+)
+from flagadmin.admin_audit import AuditedModelAdmin, json_safe
+from flagadmin.admin_fields import LinesField
 from flagadmin.models import AuditEvent
+from projects.models import Environment
 
 # How many of a flag's events its page shows; the link beside them lists all.
 RECENT_EVENTS = 20
@@ -51,11 +69,49 @@ class ArchivedFilter(admin.SimpleListFilter):
         return queryset
 
 
+def _environment_names() -> list[str]:
+    return list(Environment.objects.order_by("sort_order", "name").values_list("name", flat=True))
+
+
+class EnvironmentStateFilter(admin.SimpleListFilter):
+    """Flags enabled (or disabled) in one environment: `?environment=production:on`."""
+
+    title = "environment"
+    parameter_name = "environment"
+
+    def lookups(self, request, model_admin):
+        return [
+            (f"{name}:{state}", f"{label} in {name}")
+            for name in _environment_names()
+            for state, label in (("on", "Enabled"), ("off", "Disabled"))
+        ]
+
+    def queryset(self, request, queryset):
+        if not self.value() or ":" not in self.value():
+            return queryset
+        name, state = self.value().rsplit(":", 1)
+        # EXISTS, not a join: a flag is listed once whatever its other environments.
+        return queryset.filter(
+            Exists(
+                FeatureEnvironment.objects.filter(
+                    feature=OuterRef("pk"), environment_id=name, enabled=state == "on"
+                )
+            )
+        )
+
+
 class FeatureEnvironmentInline(admin.TabularInline):
+    """A flag has one row per environment of its project: toggled and given variants here,
+    neither added nor removed (that follows the project's environments)."""
+
     model = FeatureEnvironment
     extra = 0
     fields = ["environment", "enabled", "variants", "last_seen_at", "strategies_link"]
-    readonly_fields = ["last_seen_at", "strategies_link"]
+    readonly_fields = ["environment", "last_seen_at", "strategies_link"]
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Feature | None = None) -> bool:
+        return False
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[FeatureEnvironment]:
         return super().get_queryset(request).select_related("environment")
@@ -81,9 +137,16 @@ class FeatureTagInline(admin.TabularInline):
 
 
 class FeatureLifecycleStageInline(admin.TabularInline):
+    """Stages are entered by what happens to the flag (created, archived): shown, not edited."""
+
     model = FeatureLifecycleStage
     extra = 0
     fields = ["stage", "entered_at"]
+    readonly_fields = ["stage", "entered_at"]
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Feature | None = None) -> bool:
+        return False
 
 
 class FeatureDependencyInline(admin.TabularInline):
@@ -94,16 +157,99 @@ class FeatureDependencyInline(admin.TabularInline):
     extra = 0
     fields = ["parent", "enabled", "variants"]
     autocomplete_fields = ["parent"]
+    # The parent's variant names: a list of strings.
+    formfield_overrides = {models.JSONField: {"form_class": LinesField}}
     verbose_name = "parent dependency"
     verbose_name_plural = "parent dependencies"
 
 
+class FeatureChangeList(ChangeList):
+    def get_queryset(self, request: HttpRequest, *args: Any, **kwargs: Any) -> QuerySet[Feature]:
+        # The list's columns come with the page: two prefetch queries, not two per row.
+        return (
+            super()
+            .get_queryset(request, *args, **kwargs)
+            .annotate(
+                current_stage=Subquery(
+                    FeatureLifecycleStage.objects.filter(feature=OuterRef("pk"))
+                    .order_by("-entered_at", "-id")
+                    .values("stage")[:1]
+                )
+            )
+            .prefetch_related(
+                Prefetch(
+                    "environments",
+                    queryset=FeatureEnvironment.objects.order_by().only(
+                        "feature_id", "environment_id", "enabled"
+                    ),
+                    to_attr="environment_states",
+                ),
+                Prefetch(
+                    "feature_tags",
+                    queryset=FeatureTag.objects.select_related("tag").order_by("id"),
+                    to_attr="tag_rows",
+                ),
+            )
+        )
+
+
+def _environment_column(name: str):
+    @admin.display(description=name, boolean=True)
+    def column(feature: Feature) -> bool | None:
+        # None (the "unknown" icon): the flag's project does not use this environment.
+        for state in feature.environment_states:
+            if state.environment_id == name:
+                return state.enabled
+        return None
+
+    column.__name__ = f"environment_{name}"
+    return column
+
+
+def _toggle_action(name: str, enabled: bool):
+    def action(modeladmin: FeatureAdmin, request: HttpRequest, queryset: QuerySet[Feature]):
+        changed = unchanged = skipped = 0
+        for feature in queryset.filter(archived_at__isnull=True).order_by("name"):
+            try:
+                if set_feature_environment_enabled(
+                    feature=feature, environment=name, enabled=enabled, actor=request.user
+                ):
+                    changed += 1
+                else:
+                    unchanged += 1
+            except FeatureEnvironment.DoesNotExist:
+                skipped += 1
+        skipped += queryset.filter(archived_at__isnull=False).count()
+        verb = "Enabled" if enabled else "Disabled"
+        text = f"{verb} {changed} flag(s) in {name}"
+        if unchanged:
+            text += f"; {unchanged} already {'enabled' if enabled else 'disabled'}"
+        if skipped:
+            text += f"; {skipped} skipped (archived, or {name} not used by the flag's project)"
+        modeladmin.message_user(request, text + ".", messages.SUCCESS)
+
+    return action
+
+
 @admin.register(Feature)
-class FeatureAdmin(admin.ModelAdmin):
-    list_display = ["name", "project", "type", "is_archived", "stale", "created_at", "created_by"]
-    list_filter = ["project", "type", ArchivedFilter, "stale"]
+class FeatureAdmin(AuditedModelAdmin):
+    # Adding, editing and archiving go through the services, which record their own events;
+    # the inlines record theirs in save_formset, deletion in delete_model.
+    audit_type = ""
+    list_display = [
+        "name",
+        "project",
+        "type",
+        "lifecycle_stage",
+        "tag_list",
+        "stale",
+        "last_seen_at",
+        "created_by",
+    ]
+    list_filter = ["project", "type", "stale", ArchivedFilter, EnvironmentStateFilter]
     list_select_related = ["project", "created_by"]
-    search_fields = ["name"]
+    # Tag values too: operators find flags by team or area tag.
+    search_fields = ["name", "description", "tags__value"]
     ordering = ["name"]
     show_full_result_count = False
     inlines = [
@@ -121,6 +267,35 @@ class FeatureAdmin(admin.ModelAdmin):
         ("Audit log", {"fields": ["audit_events"]}),
     ]
 
+    def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
+        return FeatureChangeList
+
+    def get_list_display(self, request: HttpRequest) -> list:
+        # One enabled/disabled column per environment, after the flag's name, project, type.
+        columns = list(super().get_list_display(request))
+        environment_columns = [_environment_column(name) for name in self._environments(request)]
+        return [*columns[:3], *environment_columns, *columns[3:]]
+
+    def get_actions(self, request: HttpRequest) -> dict:
+        actions = super().get_actions(request)
+        # Hard delete only for an archived flag, from its own page (as Unleash): no bulk delete.
+        actions.pop("delete_selected", None)
+        for name in self._environments(request):
+            for enabled, verb in ((True, "enable"), (False, "disable")):
+                key = f"{verb}_in_{name}"
+                actions[key] = (
+                    _toggle_action(name, enabled),
+                    key,
+                    f"{verb.title()} selected flags in {name}",
+                )
+        return actions
+
+    def _environments(self, request: HttpRequest) -> list[str]:
+        # Read once per request: the column list, the actions and the filter all need them.
+        if not hasattr(request, "_flag_environments"):
+            request._flag_environments = _environment_names()
+        return request._flag_environments
+
     def get_readonly_fields(self, request: HttpRequest, obj: Feature | None = None):
         # The name is the key other rows point at, and a flag moves projects only through an
         # operation that also moves its strategies: neither is edited in place.
@@ -134,9 +309,19 @@ class FeatureAdmin(admin.ModelAdmin):
             return [FeatureTagInline]
         return self.inlines
 
-    @admin.display(boolean=True, description="archived", ordering="archived_at")
-    def is_archived(self, obj: Feature) -> bool:
-        return obj.archived_at is not None
+    def has_delete_permission(self, request: HttpRequest, obj: Feature | None = None) -> bool:
+        # Unleash deletes only archived flags; archive is the normal action.
+        if obj is not None and obj.archived_at is None:
+            return False
+        return super().has_delete_permission(request, obj)
+
+    @admin.display(description="lifecycle", ordering="current_stage")
+    def lifecycle_stage(self, obj: Feature) -> str:
+        return getattr(obj, "current_stage", None) or "-"
+
+    @admin.display(description="tags")
+    def tag_list(self, obj: Feature) -> str:
+        return ", ".join(str(row.tag) for row in getattr(obj, "tag_rows", [])) or "-"
 
     @admin.display(description="events")
     def audit_events(self, obj: Feature) -> str:
@@ -192,6 +377,73 @@ class FeatureAdmin(admin.ModelAdmin):
         obj.created_at = created.created_at
         obj.created_by_id = created.created_by_id
 
+    def save_formset(self, request: HttpRequest, form, formset, change: bool) -> None:
+        """Each inline change goes through the service that records Unleash's event for it."""
+        feature: Feature = form.instance
+        actor = request.user
+        if formset.model in (FeatureEnvironment, FeatureTag, FeatureDependency):
+            # The services write the rows; Django's own change message reads these lists.
+            formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
+        if formset.model is FeatureEnvironment:
+            for row in formset.forms:
+                if row.instance.pk is None or not row.has_changed():
+                    continue
+                environment = row.instance.environment_id
+                if "variants" in row.changed_data:
+                    set_feature_environment_variants(
+                        feature=feature,
+                        environment=environment,
+                        variants=json_safe(row.cleaned_data["variants"]),
+                        actor=actor,
+                    )
+                if "enabled" in row.changed_data:
+                    set_feature_environment_enabled(
+                        feature=feature,
+                        environment=environment,
+                        enabled=row.cleaned_data["enabled"],
+                        actor=actor,
+                    )
+            return
+        if formset.model is FeatureTag:
+            for row in formset.forms:
+                old_tag = row.initial.get("tag")
+                if row in formset.deleted_forms:
+                    if row.instance.pk is not None:
+                        untag_feature(feature=feature, tag=Tag.objects.get(pk=old_tag), actor=actor)
+                    continue
+                if not row.has_changed() or "tag" not in row.changed_data:
+                    continue
+                if old_tag is not None:
+                    untag_feature(feature=feature, tag=Tag.objects.get(pk=old_tag), actor=actor)
+                tag_feature(feature=feature, tag=row.cleaned_data["tag"], actor=actor)
+            return
+        if formset.model is FeatureDependency:
+            for row in formset.forms:
+                old_parent = row.initial.get("parent")
+                if row in formset.deleted_forms or (
+                    old_parent is not None and "parent" in row.changed_data
+                ):
+                    if row.instance.pk is not None:
+                        remove_feature_dependency(
+                            child=feature, parent=Feature.objects.get(pk=old_parent), actor=actor
+                        )
+                    if row in formset.deleted_forms:
+                        continue
+                if not row.has_changed():
+                    continue
+                set_feature_dependency(
+                    child=feature,
+                    parent=row.cleaned_data["parent"],
+                    enabled=row.cleaned_data["enabled"],
+                    variants=json_safe(row.cleaned_data["variants"]),
+                    actor=actor,
+                )
+            return
+        super().save_formset(request, form, formset, change)
+
+    def delete_model(self, request: HttpRequest, obj: Feature) -> None:
+        delete_archived_feature(feature=obj, actor=request.user)
+
     @admin.action(description="Archive selected flags")
     def archive_selected(self, request: HttpRequest, queryset: QuerySet[Feature]) -> None:
         count = 0
@@ -202,7 +454,8 @@ class FeatureAdmin(admin.ModelAdmin):
 
 
 @admin.register(TagType)
-class TagTypeAdmin(admin.ModelAdmin):
+class TagTypeAdmin(AuditedModelAdmin):
+    audit_type = "tag-type"
     list_display = ["name", "description", "icon", "created_at"]
     search_fields = ["name", "description"]
     ordering = ["name"]
@@ -210,7 +463,8 @@ class TagTypeAdmin(admin.ModelAdmin):
 
 
 @admin.register(Tag)
-class TagAdmin(admin.ModelAdmin):
+class TagAdmin(AuditedModelAdmin):
+    audit_type = "tag"
     list_display = ["value", "type", "created_at"]
     list_filter = ["type"]
     search_fields = ["value"]
@@ -225,8 +479,11 @@ class FeatureStrategySegmentInline(admin.TabularInline):
 
 
 @admin.register(FeatureStrategy)
-class FeatureStrategyAdmin(admin.ModelAdmin):
+class FeatureStrategyAdmin(AuditedModelAdmin):
     """Strategies, reached from a flag's environment row."""
+
+    audit_type = "feature-strategy"
+    audit_verbs = ("add", "update", "remove")  # Unleash's names for strategy events
 
     list_display = ["id", "flag", "environment", "name", "title", "disabled", "sort_order"]
     list_select_related = ["feature_environment"]
@@ -245,6 +502,29 @@ class FeatureStrategyAdmin(admin.ModelAdmin):
         "variants",
     ]
 
+    def audit_data(self, obj: FeatureStrategy) -> dict[str, Any]:
+        return json_safe(
+            {
+                "id": obj.pk,
+                "name": obj.name,
+                "title": obj.title,
+                "disabled": obj.disabled,
+                "sortOrder": obj.sort_order,
+                "parameters": obj.parameters,
+                "constraints": obj.constraints,
+                "variants": obj.variants,
+                "segments": sorted(obj.segment_links.values_list("segment_id", flat=True)),
+            }
+        )
+
+    def audit_scope(self, obj: FeatureStrategy) -> dict[str, Any]:
+        state = obj.feature_environment
+        return {
+            "project": state.feature.project_id,
+            "feature_name": state.feature_id,
+            "environment": state.environment_id,
+        }
+
     @admin.display(ordering="feature_environment__feature")
     def flag(self, obj: FeatureStrategy) -> str:
         return obj.feature_environment.feature_id
@@ -255,7 +535,8 @@ class FeatureStrategyAdmin(admin.ModelAdmin):
 
 
 @admin.register(Segment)
-class SegmentAdmin(admin.ModelAdmin):
+class SegmentAdmin(AuditedModelAdmin):
+    audit_type = "segment"
     list_display = ["id", "name", "project", "created_at"]
     list_filter = ["project"]
     search_fields = ["name"]

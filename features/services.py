@@ -49,6 +49,14 @@ User = get_user_model()
 FEATURE_CREATED = "feature-created"
 FEATURE_ARCHIVED = "feature-archived"
 FEATURE_METADATA_UPDATED = "feature-metadata-updated"
+FEATURE_ENVIRONMENT_ENABLED = "feature-environment-enabled"
+FEATURE_ENVIRONMENT_DISABLED = "feature-environment-disabled"
+FEATURE_ENVIRONMENT_VARIANTS_UPDATED = "feature-environment-variants-updated"
+FEATURE_TAGGED = "feature-tagged"
+FEATURE_UNTAGGED = "feature-untagged"
+FEATURE_DEPENDENCY_ADDED = "feature-dependency-added"
+FEATURE_DEPENDENCY_REMOVED = "feature-dependency-removed"
+FEATURE_DELETED = "feature-deleted"
 
 _iso = DateTimeField().to_representation
 
@@ -281,10 +289,117 @@ def update_feature_metadata(
     return current
 
 
+def set_feature_environment_variants(
+    *, feature: Feature, environment: str, variants: list, actor: object
+) -> None:
+    """Replace the flag's variants in one environment; records
+    `feature-environment-variants-updated` with the variants before and after."""
+    with transaction.atomic():
+        state = FeatureEnvironment.objects.select_for_update().get(
+            feature=feature, environment_id=environment
+        )
+        before = state.variants
+        state.variants = variants
+        state.save(update_fields=["variants"])
+        record_event(
+            FEATURE_ENVIRONMENT_VARIANTS_UPDATED,
+            actor=actor,
+            project=feature.project_id,
+            feature_name=feature.name,
+            environment=environment,
+            data={"variants": variants},
+            pre_data={"variants": before},
+            tags=_tags_of(feature),
+        )
+
+
+def tag_feature(*, feature: Feature, tag: Tag, actor: object) -> None:
+    """Tag the flag (`feature-tagged`); a tag it already has changes nothing."""
+    with transaction.atomic():
+        _, created = FeatureTag.objects.get_or_create(
+            feature=feature, tag=tag, defaults={"created_by_user_id": acting_user_id(actor)}
+        )
+        if created:
+            record_event(
+                FEATURE_TAGGED,
+                actor=actor,
+                project=feature.project_id,
+                feature_name=feature.name,
+                data={"type": tag.type_id, "value": tag.value},
+                tags=_tags_of(feature),
+            )
+
+
+def untag_feature(*, feature: Feature, tag: Tag, actor: object) -> None:
+    """Remove a tag from the flag (`feature-untagged`)."""
+    with transaction.atomic():
+        tags_before = _tags_of(feature)
+        deleted, _ = FeatureTag.objects.filter(feature=feature, tag=tag).delete()
+        if deleted:
+            record_event(
+                FEATURE_UNTAGGED,
+                actor=actor,
+                project=feature.project_id,
+                feature_name=feature.name,
+                pre_data={"type": tag.type_id, "value": tag.value},
+                tags=tags_before,
+            )
+
+
+def set_feature_dependency(
+    *, child: Feature, parent: Feature, enabled: bool, variants: list, actor: object
+) -> None:
+    """Make `child` depend on `parent` (or change how): `feature-dependency-added`, as
+    Unleash records both."""
+    with transaction.atomic():
+        FeatureDependency.objects.update_or_create(
+            child=child, parent=parent, defaults={"enabled": enabled, "variants": variants}
+        )
+        record_event(
+            FEATURE_DEPENDENCY_ADDED,
+            actor=actor,
+            project=child.project_id,
+            feature_name=child.name,
+            data={"feature": parent.name, "enabled": enabled, "variants": variants},
+        )
+
+
+def remove_feature_dependency(*, child: Feature, parent: Feature, actor: object) -> None:
+    """`child` no longer depends on `parent`: `feature-dependency-removed`."""
+    with transaction.atomic():
+        deleted, _ = FeatureDependency.objects.filter(child=child, parent=parent).delete()
+        if deleted:
+            record_event(
+                FEATURE_DEPENDENCY_REMOVED,
+                actor=actor,
+                project=child.project_id,
+                feature_name=child.name,
+                data={"feature": parent.name},
+            )
+
+
+def delete_archived_feature(*, feature: Feature, actor: object) -> None:
+    """Delete an archived flag for good (`feature-deleted`), as Unleash allows only for
+    archived flags. Raises ValueError for a flag that is not archived."""
+    with transaction.atomic():
+        current = Feature.objects.select_for_update().get(pk=feature.pk)
+        if current.archived_at is None:
+            raise ValueError("Only archived flags can be deleted.")
+        tags = _tags_of(current)
+        pre_data = {**_metadata(current), "archived": True}
+        current.delete()  # (clears the primary key, the name: the event reads pre_data's)
+        record_event(
+            FEATURE_DELETED,
+            actor=actor,
+            project=pre_data["project"],
+            feature_name=pre_data["name"],
+            pre_data=pre_data,
+            tags=tags,
+        )
+
+
 # --- environments and strategies ---------------------------------------------------------------
 
-FEATURE_ENVIRONMENT_ENABLED = "feature-environment-enabled"
-FEATURE_ENVIRONMENT_DISABLED = "feature-environment-disabled"
 FEATURE_STRATEGY_ADD = "feature-strategy-add"
 FEATURE_STRATEGY_UPDATE = "feature-strategy-update"
 FEATURE_STRATEGY_REMOVE = "feature-strategy-remove"
@@ -306,6 +421,11 @@ def strategy_event_data(strategy: FeatureStrategy) -> dict:
     }
 
 
+class FeatureEnvironmentNotFound(NotFoundError, FeatureEnvironment.DoesNotExist):
+    """The flag has no entry for that environment: 404 through the API, and the model's own
+    DoesNotExist for callers such as the Django admin's bulk actions."""
+
+
 def _locked_feature_environment(feature: Feature, environment: str) -> FeatureEnvironment:
     """The flag's entry for `environment`, locked until the transaction ends (404 when the
     flag has no entry there: the environment is unknown or not enabled in its project)."""
@@ -315,7 +435,7 @@ def _locked_feature_environment(feature: Feature, environment: str) -> FeatureEn
         .first()
     )
     if found is None:
-        raise NotFoundError(
+        raise FeatureEnvironmentNotFound(
             f'Environment "{environment}" is not enabled in project "{feature.project_id}" '
             f'for flag "{feature.name}"'
         )
@@ -397,18 +517,22 @@ def with_default_parameters(name: str, parameters: dict[str, str], feature: Feat
 
 def set_feature_environment_enabled(
     *, feature: Feature, environment: str, enabled: bool, actor: object
-) -> FeatureEnvironment:
+) -> bool:
     """Turn the flag on or off in `environment`, recording `feature-environment-enabled` or
-    `-disabled`. Turning on a flag that has no strategy there first adds Unleash's default, a
-    `flexibleRollout` at 100 % (with its own `feature-strategy-add` event). Setting the state
-    the flag already has changes and records nothing.
+    `-disabled` (Unleash's names). Turning on a flag that has no strategy there first adds
+    Unleash's default, a `flexibleRollout` at 100 % (with its own `feature-strategy-add`
+    event). Setting the state the flag already has changes and records nothing. Returns
+    whether it changed.
 
-    This is the one place that switches a flag environment: single calls from the API and bulk
-    actions alike come through it."""
+    The one place that switches a flag environment: the API's on/off, the Django admin's
+    bulk actions and inline edits, and strategy deletion all come through it. Raises
+    FeatureEnvironmentNotFound (a 404, and a FeatureEnvironment.DoesNotExist) when the flag has
+    no entry for that environment (its project does not use it)."""
     with transaction.atomic():
+        # Locked: two toggles of the same row record one event each, in order.
         feature_environment = _locked_feature_environment(feature, environment)
         if feature_environment.enabled == enabled:
-            return feature_environment
+            return False
         if enabled and not feature_environment.strategies.exists():
             _new_strategy(
                 feature_environment=feature_environment,
@@ -423,7 +547,6 @@ def set_feature_environment_enabled(
                 actor=actor,
             )
         FeatureEnvironment.objects.filter(pk=feature_environment.pk).update(enabled=enabled)
-        feature_environment.enabled = enabled
         record_event(
             FEATURE_ENVIRONMENT_ENABLED if enabled else FEATURE_ENVIRONMENT_DISABLED,
             actor=actor,
@@ -432,7 +555,7 @@ def set_feature_environment_enabled(
             environment=environment,
             tags=_tags_of(feature),
         )
-    return feature_environment
+    return True
 
 
 def add_feature_strategy(

@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import hashlib
+from typing import Any
+
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth import admin as auth_admin
 from django.contrib.auth import forms as auth_forms
+from django.contrib.auth.models import Group as DjangoGroup
+from django.db import models
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
+from django.urls import path, reverse
 from django.utils import timezone
 
+from flagadmin.admin_audit import AuditedAdminMixin, AuditedModelAdmin, json_safe
+from flagadmin.admin_fields import LinesField
 from flagadmin.audit import record_event
 from flagadmin.models import AccountType, ApiToken, AuditEvent, Role, TokenType, User
 from flagadmin.services import environment_exists, token_event_data, unknown_projects
@@ -18,6 +27,16 @@ from flagadmin.tokens import assign_secret
 
 admin.site.site_header = "flagadmin administration"
 admin.site.site_title = "flagadmin"
+# "View site": the small start page that points to the API documentation and the admin.
+admin.site.site_url = "/"
+# The lists are wide (a column per environment, the token list's dates): the navigation sidebar
+# took 300 px and cut off their last columns at 1400 px. The index and breadcrumbs navigate.
+admin.site.enable_nav_sidebar = False
+
+# Django's own permission groups are unused (roles and user groups are the project's): one
+# "Groups" entry on the index, the real one.
+if admin.site.is_registered(DjangoGroup):
+    admin.site.unregister(DjangoGroup)
 
 # --- users ------------------------------------------------------------------------------
 
@@ -48,8 +67,10 @@ class UserChangeForm(auth_forms.UserChangeForm):
 
 
 @admin.register(User)
-class UserAdmin(auth_admin.UserAdmin):
+class UserAdmin(AuditedAdminMixin, auth_admin.UserAdmin):
     """People, service accounts, and the two system users tokens act as (those are read-only)."""
+
+    audit_type = "user"
 
     form = UserChangeForm
     add_form = UserCreationForm
@@ -70,7 +91,8 @@ class UserAdmin(auth_admin.UserAdmin):
     search_fields = ("username", "email", "name")
     ordering = ("id",)
     filter_horizontal = ()
-    readonly_fields = ("login_attempts", "seen_at", "last_login", "created_at")
+    # The SCIM id is written by the identity provider's provisioning, not by hand.
+    readonly_fields = ("login_attempts", "seen_at", "last_login", "created_at", "scim_id")
     fieldsets = (
         (None, {"fields": ("username", "password")}),
         ("Profile", {"fields": ("name", "email", "image_url")}),
@@ -95,6 +117,24 @@ class UserAdmin(auth_admin.UserAdmin):
         ),
     )
 
+    def audit_data(self, obj: User) -> dict[str, Any]:
+        # The API's user-created data, plus what the admin can change (never the password
+        # hash: a new password shows as a new passwordVersion).
+        return json_safe(
+            {
+                "id": obj.pk,
+                "name": obj.name,
+                "email": obj.email,
+                "username": obj.username,
+                "rootRole": obj.root_role_id,
+                "accountType": obj.account_type,
+                "isActive": obj.is_active,
+                "imageUrl": obj.image_url,
+                "passwordSet": obj.has_usable_password(),
+                "passwordVersion": _password_marker(obj),
+            }
+        )
+
     def _is_system(self, obj: User | None) -> bool:
         return obj is not None and obj.account_type == AccountType.SYSTEM
 
@@ -109,9 +149,12 @@ class UserAdmin(auth_admin.UserAdmin):
 
 
 @admin.register(Role)
-class RoleAdmin(admin.ModelAdmin):
+class RoleAdmin(AuditedModelAdmin):
     """Roles 1-5 carry Unleash's fixed ids, which clients send: they cannot be renamed, retyped
     or deleted."""
+
+    audit_type = "role"
+    formfield_overrides = {models.JSONField: {"form_class": LinesField}}
 
     list_display = ("id", "name", "type", "permission_list", "description")
     list_filter = ("type",)
@@ -197,9 +240,11 @@ class RevokedFilter(admin.SimpleListFilter):
 
 
 @admin.register(ApiToken)
-class ApiTokenAdmin(admin.ModelAdmin):
+class ApiTokenAdmin(AuditedModelAdmin):
     """API tokens. Only a digest is stored, and the admin never shows it; a new token's secret
-    is shown once, on the page that follows its creation."""
+    is shown once, on the page the add form redirects to."""
+
+    audit_type = "api-token"
 
     list_display = (
         "name",
@@ -259,37 +304,77 @@ class ApiTokenAdmin(admin.ModelAdmin):
     def get_readonly_fields(self, request: HttpRequest, obj: ApiToken | None = None):
         return () if obj is None else self.readonly_fields
 
+    def audit_data(self, obj: ApiToken) -> dict[str, Any]:
+        # The API's api-token-created data; changes in the admin can also revoke or rename.
+        return {**token_event_data(obj), "revokedAt": json_safe(obj.revoked_at)}
+
+    def audit_added(self, request: HttpRequest, obj: ApiToken) -> None:
+        # Exactly what POST /api/admin/api-tokens records.
+        record_event("api-token-created", actor=request.user, data=token_event_data(obj))
+
     def save_model(self, request: HttpRequest, obj: ApiToken, form, change: bool) -> None:
         if change:
             super().save_model(request, obj, form, change)
             return
         obj.created_by = request.user.audit_name
-        # Kept on the request only, for response_add to show once; never stored.
+        # Kept on the request only, for response_add to hand over once; never stored.
         request._issued_token_plaintext = assign_secret(obj)
         obj.save()
-        # The admin wraps the add view in a transaction: the event commits with the token.
-        record_event("api-token-created", actor=request.user, data=token_event_data(obj))
+
+    def get_urls(self):
+        created = self.admin_site.admin_view(self.created_view)
+        return [
+            path("<int:token_id>/created/", created, name="flagadmin_apitoken_created"),
+            *super().get_urls(),
+        ]
 
     def response_add(self, request: HttpRequest, obj: ApiToken, post_url_continue=None):
         plaintext = getattr(request, "_issued_token_plaintext", None)
         if plaintext is None:
             return super().response_add(request, obj, post_url_continue)
+        # POST-redirect-GET: the secret rides in the session to the next page, which takes it
+        # out; reloading that page creates nothing and shows no secret.
+        request.session[_issued_session_key(obj.pk)] = plaintext
+        return HttpResponseRedirect(reverse("admin:flagadmin_apitoken_created", args=[obj.pk]))
+
+    def created_view(self, request: HttpRequest, token_id: int) -> HttpResponse:
+        if not self.has_view_permission(request):
+            return HttpResponseRedirect(reverse("admin:index"))
+        token = get_object_or_404(ApiToken, pk=token_id)
+        plaintext = request.session.pop(_issued_session_key(token.pk), None)
         context = {
             **self.admin_site.each_context(request),
             "opts": self.opts,
-            "token": obj,
+            "token": token,
             "plaintext": plaintext,
-            "title": "Copy your new API token",
+            "title": "Copy your new API token" if plaintext else "API token created",
         }
         response = TemplateResponse(request, "admin/flagadmin/apitoken/created.html", context)
-        # The page holds a secret: no browser or proxy may keep it.
+        # The page may hold a secret: no browser or proxy may keep it.
         response["Cache-Control"] = "no-store"
         return response
 
     @admin.action(description="Revoke selected tokens")
     def revoke(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
-        count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+        now = timezone.now()
+        count = 0
+        for token in queryset.filter(revoked_at__isnull=True).order_by("id"):
+            before = self.audit_data(token)
+            token.revoked_at = now
+            token.save(update_fields=["revoked_at"])
+            self.audit_changed(request, token, before)
+            count += 1
         self.message_user(request, f"Revoked {count} token(s).", messages.SUCCESS)
+
+
+def _issued_session_key(token_id: int) -> str:
+    return f"flagadmin.issued_token.{token_id}"
+
+
+def _password_marker(user: User) -> str:
+    """Changes whenever the password does, without recording anything derived from it
+    beyond that fact (the event must not help anyone guess the password)."""
+    return hashlib.sha256(f"audit:{user.password}".encode()).hexdigest()[:12]
 
 
 # --- audit events -----------------------------------------------------------------------

@@ -95,7 +95,7 @@ class User(AbstractBaseUser):
     name = models.CharField(max_length=255, null=True, blank=True)
     username = models.CharField(max_length=255, null=True, blank=True, unique=True)
     email = models.CharField(max_length=255, null=True, blank=True)
-    image_url = models.CharField(max_length=1024, blank=True, default="")
+    image_url = models.CharField("image URL", max_length=1024, blank=True, default="")
     login_attempts = models.PositiveIntegerField(default=0)
     seen_at = models.DateTimeField(null=True, blank=True)
     root_role = models.ForeignKey(
@@ -106,7 +106,7 @@ class User(AbstractBaseUser):
         related_name="users",
         limit_choices_to={"type__in": ROOT_ROLE_TYPES},
     )
-    scim_id = models.CharField(max_length=255, null=True, blank=True)
+    scim_id = models.CharField("SCIM id", max_length=255, null=True, blank=True)
     account_type = models.CharField(
         max_length=32, choices=AccountType.choices, default=AccountType.USER
     )
@@ -236,6 +236,7 @@ class ApiToken(models.Model):
 
     class Meta:
         ordering = ["id"]
+        verbose_name = "API token"
 
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix}.…)"

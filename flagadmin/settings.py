@@ -7,6 +7,7 @@ SECRET_KEY between runs.
 
 import os
 import warnings
+from datetime import timedelta
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -119,6 +120,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI served from here, not from a CDN
     "djangosaml2",
+    "axes",  # sign-in throttling (flagadmin/signin.py)
     "flagadmin",
     "groups",
     "projects",
@@ -128,6 +130,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: the Host header is checked here once (probes answer whatever the Host; a refused
+    # Host is one warning line, not Django's traceback).
+    "flagadmin.middleware.HostHeaderMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Serves the admin's CSS/JS under gunicorn with DEBUG off (no separate web server needed).
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -138,6 +143,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: turns a locked-out sign-in into the lockout answer.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "flagadmin.urls"
@@ -155,6 +162,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "auth_saml.context_processors.saml_sign_in",
             ],
         },
     },
@@ -162,6 +170,8 @@ TEMPLATES = [
 
 AUTH_USER_MODEL = "flagadmin.User"
 AUTHENTICATION_BACKENDS = [
+    # First: refuses locked-out sign-ins before the next backends hash a password.
+    "flagadmin.signin.SignInThrottleBackend",
     "django.contrib.auth.backends.ModelBackend",
     "auth_saml.backends.SamlBackend",  # SAML 2.0 sign-in at /auth/saml/ (auth_saml app)
 ]
@@ -185,6 +195,35 @@ SAML_IGNORE_LOGOUT_ERRORS = True  # a failed IdP logout still ends the local ses
 LOGIN_REDIRECT_URL = "/docs/"
 SAML_ADMIN_REDIRECT_URL = "/admin/"
 LOGOUT_REDIRECT_URL = "/docs/"
+
+# --- sign-in throttling (django-axes, flagadmin/signin.py) -----------------------------------
+# The Django admin's password form and the SAML callback: after SIGNIN_FAILURE_LIMIT failures
+# for one user or from one address (SIGNIN_LOCKOUT_BY), 429 for SIGNIN_LOCKOUT_MINUTES.
+AXES_ENABLED = env_bool("SIGNIN_THROTTLING", True)
+AXES_FAILURE_LIMIT = int(os.environ.get("SIGNIN_FAILURE_LIMIT", "5"))
+AXES_COOLOFF_TIME = timedelta(minutes=float(os.environ.get("SIGNIN_LOCKOUT_MINUTES", "15")))
+# "username,ip_address": either one locks; "username+ip_address": only the pair does.
+AXES_LOCKOUT_PARAMETERS = [
+    item.split("+") if "+" in item else item
+    for item in env_list("SIGNIN_LOCKOUT_BY", "username,ip_address")
+]
+AXES_USERNAME_CALLABLE = "flagadmin.signin.username_for_lockout"
+AXES_LOCKOUT_CALLABLE = "flagadmin.signin.lockout_response"
+AXES_RESET_ON_SUCCESS = True
+# Attempts during a lockout are refused without a write, and do not extend it.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_DISABLE_ACCESS_LOG = True  # successful sign-ins are in last_login / seen_at already
+AXES_SENSITIVE_PARAMETERS = ["username", "ip_address", "SAMLResponse"]
+# The client's address: REMOTE_ADDR, or behind SIGNIN_PROXY_COUNT reverse proxies, the address
+# they append to X-Forwarded-For (never a value the client can set alone).
+SIGNIN_PROXY_COUNT = int(os.environ.get("SIGNIN_PROXY_COUNT", "0"))
+if SIGNIN_PROXY_COUNT:
+    AXES_IPWARE_META_PRECEDENCE_ORDER = ("HTTP_X_FORWARDED_FOR", "REMOTE_ADDR")
+    AXES_IPWARE_PROXY_COUNT = SIGNIN_PROXY_COUNT
+    AXES_IPWARE_PROXY_ORDER = "right-most"
+else:
+    AXES_IPWARE_META_PRECEDENCE_ORDER = ("REMOTE_ADDR",)
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
@@ -278,6 +317,7 @@ LOGGING = {
     "loggers": {
         "django.request": {"level": "ERROR"},
         "saml2": {"level": "WARNING"},
+        "axes": {"level": "WARNING"},  # failures and lockouts; not its start-up banner
         # pysaml2's schema library logs "Resource 'XMLSchema.xsd' is already loaded" at INFO.
         "xmlschema": {"level": "WARNING"},
     },

@@ -3,6 +3,7 @@ health, the Django admin."""
 
 from django.contrib import admin
 from django.urls import include, path, re_path
+from django.views.generic import RedirectView, TemplateView
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
 
 from flagadmin.api.views import HealthView, ReadyView, UnknownApiPathView
@@ -26,6 +27,10 @@ urlpatterns = [
     path("docs/openapi.json", SpectacularJSONAPIView.as_view(), name="openapi-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="openapi-schema"), name="swagger-ui"),
     path("admin/", admin.site.urls),
+    # APPEND_SLASH is off (API paths are exact); the two human entry points still forgive it.
+    path("admin", RedirectView.as_view(url="/admin/", permanent=True)),
+    path("docs", RedirectView.as_view(url="/docs/", permanent=True)),
+    path("", TemplateView.as_view(template_name="flagadmin/home.html"), name="home"),
 ]
 
 handler404 = "flagadmin.api.views.not_found_handler"

@@ -3,24 +3,59 @@ groups of each user on the core's user admin."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from django import forms
 from django.contrib import admin
 from django.db.models import Count, Prefetch, QuerySet
 from django.http import HttpRequest
 
 from flagadmin.admin import UserAdmin as CoreUserAdmin
+from flagadmin.admin_audit import AuditedModelAdmin
+from flagadmin.admin_fields import LinesField
+from flagadmin.audit import record_event
 from flagadmin.models import User
 from groups.models import Group, GroupMembership
+from groups.services import group_snapshot
 
 
-def _save_memberships(request: HttpRequest, formset) -> None:
-    """Memberships added in the admin were added by hand, by the signed-in admin."""
+def _save_memberships(request: HttpRequest, formset, *, record_each: bool) -> None:
+    """Memberships added in the admin were added by hand, by the signed-in admin. From a
+    user's page each one records `group-user-added` / `group-user-removed` (as SAML syncing
+    does); from a group's page the group's own `group-updated` lists its members."""
     for membership in formset.save(commit=False):
-        if membership.pk is None:
+        added = membership.pk is None
+        if added:
             membership.created_by = request.user.audit_name
         membership.save()
+        if added and record_each:
+            record_event(
+                "group-user-added",
+                actor=request.user,
+                data={"groupId": membership.group_id, "userId": membership.user_id},
+            )
     for removed in formset.deleted_objects:
+        pre_data = {"groupId": removed.group_id, "userId": removed.user_id}
         removed.delete()
+        if record_each:
+            record_event("group-user-removed", actor=request.user, pre_data=pre_data)
     formset.save_m2m()
+
+
+class GroupForm(forms.ModelForm):
+    mappings_sso = LinesField(
+        required=False,
+        label="SSO group mappings",
+        help_text="Group names as the identity provider sends them, one per line.",
+    )
+
+    class Meta:
+        model = Group
+        fields = ["name", "description", "mappings_sso", "root_role"]
+
+    def clean_description(self) -> str | None:
+        # Empty is "no description" (NULL, as the API stores it), not a change to "".
+        return self.cleaned_data["description"] or None
 
 
 class GroupMembershipInline(admin.TabularInline):
@@ -52,8 +87,10 @@ class MemberCountFilter(admin.SimpleListFilter):
 
 
 @admin.register(Group)
-class GroupAdmin(admin.ModelAdmin):
-    list_display = ["name", "root_role", "user_count", "mappings_sso", "scim_id", "created_at"]
+class GroupAdmin(AuditedModelAdmin):
+    audit_type = "group"
+    form = GroupForm
+    list_display = ["name", "root_role", "user_count", "sso_mappings", "scim_id", "created_at"]
     list_select_related = ["root_role"]
     list_filter = ["root_role", MemberCountFilter]
     search_fields = ["name", "description"]
@@ -67,8 +104,17 @@ class GroupAdmin(admin.ModelAdmin):
         "created_by",
         "created_at",
     ]
-    readonly_fields = ["created_by", "created_at"]
+    # The SCIM id is written by the identity provider's provisioning, not by hand.
+    readonly_fields = ["scim_id", "created_by", "created_at"]
     inlines = [GroupMembershipInline]
+
+    def audit_data(self, obj: Group) -> dict[str, Any]:
+        # What PUT /api/admin/groups/:id records, members included.
+        return group_snapshot(obj, list(obj.memberships.values_list("user_id", flat=True)))
+
+    @admin.display(description="SSO group mappings")
+    def sso_mappings(self, group: Group) -> str:
+        return ", ".join(group.mappings_sso) or "-"
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Group]:
         # The member count comes from the list's own query, not one query per row.
@@ -84,7 +130,7 @@ class GroupAdmin(admin.ModelAdmin):
         super().save_model(request, obj, form, change)
 
     def save_formset(self, request: HttpRequest, form, formset, change: bool) -> None:
-        _save_memberships(request, formset)
+        _save_memberships(request, formset, record_each=False)
 
 
 # --- the groups of a user ------------------------------------------------------------------
@@ -134,6 +180,6 @@ class UserAdmin(CoreUserAdmin):
 
     def save_formset(self, request: HttpRequest, form, formset, change: bool) -> None:
         if formset.model is GroupMembership:
-            _save_memberships(request, formset)
+            _save_memberships(request, formset, record_each=True)
         else:
             super().save_formset(request, form, formset, change)

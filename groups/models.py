@@ -11,7 +11,7 @@ class Group(models.Model):
     name = models.CharField(max_length=255, unique=True)
     description = models.TextField(null=True, blank=True)
     # SSO group names (exactly as the identity provider sends them) that map to this group.
-    mappings_sso = models.JSONField(default=list, blank=True)
+    mappings_sso = models.JSONField("SSO group mappings", default=list, blank=True)
     root_role = models.ForeignKey(
         Role,
         on_delete=models.PROTECT,
@@ -20,7 +20,7 @@ class Group(models.Model):
         related_name="root_groups",
         limit_choices_to={"type__in": ROOT_ROLE_TYPES},
     )
-    scim_id = models.CharField(max_length=255, null=True, blank=True, unique=True)
+    scim_id = models.CharField("SCIM id", max_length=255, null=True, blank=True, unique=True)
     created_by = models.CharField(max_length=255, null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 

@@ -42,12 +42,20 @@ class RootRoleIdField(StrictNumberField):
 
 @extend_schema_serializer(component_name="createGroupUserIdSchema")
 class GroupUserIdRequestSerializer(StrictSerializer):
+    """A user, by id."""
+
     id = StrictIntegerField(min_value=0, max_value=INT64_MAX, help_text="The user's id.")
 
 
 @extend_schema_serializer(component_name="createGroupUserSchema")
 class GroupUserRequestSerializer(StrictSerializer):
+    """A member to have in the group."""
+
     user = GroupUserIdRequestSerializer(help_text="The user to have in the group.")
+
+
+# `{"user":{"id":1}},` is 19 bytes: no 100 kB body holds more members than this.
+MAX_MEMBERS_PER_REQUEST = 6000
 
 
 @extend_schema_serializer(component_name="createGroupSchema")
@@ -81,7 +89,11 @@ class GroupWriteSerializer(StrictSerializer):
         child=GroupUserRequestSerializer(),
         required=False,
         default=list,
-        help_text="The members (repeated ids collapse). Omitted means [], i.e. no members.",
+        # A PUT replaces every member, so a big group needs them all in one body: the cap is
+        # what a 100 kB body can hold, not the 1,000 of other lists.
+        max_length=MAX_MEMBERS_PER_REQUEST,
+        help_text="The members (repeated ids collapse). Omitted means [], i.e. no members. "
+        f"At most {MAX_MEMBERS_PER_REQUEST}.",
     )
 
     def validate_mappingsSSO(self, value: list[str]) -> list[str]:

@@ -3,6 +3,8 @@ environments inline) and of environments."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.apps import apps
 from django.contrib import admin
 from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
@@ -10,6 +12,7 @@ from django.db.models.functions import Coalesce
 from django.http import HttpRequest
 from django.utils import timezone
 
+from flagadmin.admin_audit import AuditedModelAdmin, json_safe
 from flagadmin.models import Role
 from projects.models import Environment, Project, ProjectEnvironment, ProjectRoleAssignment
 from projects.queries import POTENTIALLY_STALE_AFTER, PROJECT_ROLE_TYPES, health
@@ -92,7 +95,8 @@ class ProjectEnvironmentInline(admin.TabularInline):
 
 
 @admin.register(Project)
-class ProjectAdmin(admin.ModelAdmin):
+class ProjectAdmin(AuditedModelAdmin):
+    audit_type = "project"
     list_display = [
         "id",
         "name",
@@ -117,6 +121,30 @@ class ProjectAdmin(admin.ModelAdmin):
     ]
     readonly_fields = ["created_at", "updated_at"]
     inlines = [ProjectRoleAssignmentInline, ProjectEnvironmentInline]
+
+    def audit_data(self, obj: Project) -> dict[str, Any]:
+        # What POST /api/admin/projects records, plus what else the admin edits: archiving,
+        # and the members and environments of the inlines.
+        environments = obj.project_environments.order_by("environment_id")
+        members = obj.role_assignments.order_by("role_id", "user_id", "group_id")
+        return json_safe(
+            {
+                "id": obj.pk,
+                "name": obj.name,
+                "description": obj.description,
+                "mode": obj.mode,
+                "defaultStickiness": obj.default_stickiness,
+                "environments": list(environments.values_list("environment_id", flat=True)),
+                "archivedAt": obj.archived_at,
+                "members": [
+                    {"role": role, "user": user, "group": group}
+                    for role, user, group in members.values_list("role_id", "user_id", "group_id")
+                ],
+            }
+        )
+
+    def audit_scope(self, obj: Project) -> dict[str, Any]:
+        return {"project": obj.pk}
 
     def get_readonly_fields(self, request: HttpRequest, obj: Project | None = None):
         # The id is the project's key in URLs and tokens: set once, at creation.
@@ -144,7 +172,8 @@ class ProjectAdmin(admin.ModelAdmin):
 
 
 @admin.register(Environment)
-class EnvironmentAdmin(admin.ModelAdmin):
+class EnvironmentAdmin(AuditedModelAdmin):
+    audit_type = "environment"
     list_display = ["name", "type", "sort_order", "enabled", "project_count"]
     list_filter = ["type", "enabled"]
     search_fields = ["name"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from flagadmin.api.errors import NameExistsError
@@ -107,7 +107,8 @@ def add_project_access(
     """Give every listed user and group every listed project role in the project (the ids are
     checked by the request serializer). Assignments that exist already are kept as they are
     (their assignment time orders the owners), so repeating a call changes nothing and
-    records nothing."""
+    records nothing. The event lists what this call's insert added: of concurrent identical
+    calls, only the one whose rows were stored records them."""
     with transaction.atomic():
         existing = set(
             ProjectRoleAssignment.objects.filter(project=project, role_id__in=role_ids).values_list(
@@ -120,22 +121,54 @@ def add_project_access(
         new = [key for key in wanted if key not in existing]
         if not new:
             return
-        # ignore_conflicts: a concurrent identical call may have inserted some meanwhile; the
-        # unique constraints keep one row each.
-        ProjectRoleAssignment.objects.bulk_create(
-            [
-                ProjectRoleAssignment(project=project, role_id=role, user_id=user, group_id=group)
-                for role, user, group in new
-            ],
-            ignore_conflicts=True,
-        )
+        added = _insert_assignments(project, new)
+        if not added:
+            return
         record_event(
             "project-access-added",
             actor=actor,
             project=project.pk,
             data={
-                "roles": sorted({role for role, _, _ in new}),
-                "users": sorted({user for _, user, _ in new if user is not None}),
-                "groups": sorted({group for _, _, group in new if group is not None}),
+                "roles": sorted({role for role, _, _ in added}),
+                "users": sorted({user for _, user, _ in added if user is not None}),
+                "groups": sorted({group for _, _, group in added if group is not None}),
             },
         )
+
+
+Holder = tuple[int, int | None, int | None]
+
+# Rows per INSERT: 5 parameters each, well under every database's parameter limit.
+_INSERT_BATCH = 200
+
+
+def _insert_assignments(project: Project, holders: list[Holder]) -> list[Holder]:
+    """Insert `(role, user, group)` assignments; the ones this insert added.
+
+    A concurrent identical call may have inserted some of them since they were read: the unique
+    constraints keep one row each (ON CONFLICT DO NOTHING waits for that call's transaction),
+    and RETURNING tells which rows are this call's, which `bulk_create(ignore_conflicts=True)`
+    cannot (it wrote an event for rows another call had added)."""
+    meta = ProjectRoleAssignment._meta
+    fields = [meta.get_field(name) for name in ("project", "role", "user", "group", "created_at")]
+    columns = ", ".join(connection.ops.quote_name(field.column) for field in fields)
+    table = connection.ops.quote_name(meta.db_table)
+    returned = ", ".join(connection.ops.quote_name(field.column) for field in fields[1:4])
+    now = fields[4].get_db_prep_save(timezone.now(), connection)
+    added: list[Holder] = []
+    with connection.cursor() as cursor:
+        for start in range(0, len(holders), _INSERT_BATCH):
+            batch = holders[start : start + _INSERT_BATCH]
+            values = ", ".join(["(%s, %s, %s, %s, %s)"] * len(batch))
+            params = [
+                value
+                for role, user, group in batch
+                for value in (project.pk, role, user, group, now)
+            ]
+            cursor.execute(
+                f"INSERT INTO {table} ({columns}) VALUES {values} "
+                f"ON CONFLICT DO NOTHING RETURNING {returned}",
+                params,
+            )
+            added.extend((role, user, group) for role, user, group in cursor.fetchall())
+    return added

@@ -76,9 +76,13 @@ def test_admin__add_token__secret_shown_once_never_stored(staff):
         },
     )
 
-    assert response.status_code == 200, response.content
-    assert "no-store" in response["Cache-Control"]
+    # POST-redirect-GET: the secret is on the page the add form redirects to, once.
     token = ApiToken.objects.get(name="sdk")
+    assert response.status_code == 302, response.content
+    assert response["Location"] == f"/admin/flagadmin/apitoken/{token.pk}/created/"
+    response = staff.get(response["Location"])
+    assert response.status_code == 200
+    assert "no-store" in response["Cache-Control"]
     plaintext = response.context["plaintext"]
     assert plaintext.startswith("default:production.")
     assert plaintext in response.content.decode()
@@ -104,7 +108,7 @@ def test_admin__add_admin_token__scope_forced_to_everything(staff):
         {"name": "ops", "type": "admin", "project": "default", "environment": "production"},
     )
 
-    assert response.status_code == 200, response.content
+    assert response.status_code == 302, response.content
     token = ApiToken.objects.get(name="ops")
     assert (token.prefix, token.project, token.environment, token.user) == ("*:*", "*", "*", None)
 
@@ -129,8 +133,28 @@ def test_admin__add_personal_token(staff):
         {"name": "pat", "type": "personal", "project": "*", "environment": "*", "user": viewer.pk},
     )
 
-    assert response.context["plaintext"].startswith("user:")
+    assert response.status_code == 302
+    assert staff.get(response["Location"]).context["plaintext"].startswith("user:")
     assert ApiToken.objects.get(name="pat").user == viewer
+
+
+def test_admin__token_created_page__reload_shows_no_secret_and_creates_nothing(staff):
+    response = staff.post(
+        ADD_TOKEN, {"name": "ops", "type": "admin", "project": "*", "environment": "*"}
+    )
+    first = staff.get(response["Location"])
+
+    reloaded = staff.get(response["Location"])
+
+    assert first.context["plaintext"].startswith("*:*.")
+    assert reloaded.status_code == 200
+    assert reloaded.context["plaintext"] is None
+    page = reloaded.content.decode()
+    assert first.context["plaintext"] not in page
+    assert 'id="token-secret-gone"' in page
+    assert "no-store" in reloaded["Cache-Control"]
+    assert ApiToken.objects.filter(name="ops").count() == 1
+    assert AuditEvent.objects.filter(type="api-token-created").count() == 1
 
 
 def test_admin__add_client_token_unknown_scope_refused(staff):
@@ -253,3 +277,22 @@ def test_createsuperuser_makes_an_admin_who_can_sign_in(db, monkeypatch):
     client = Client()
     assert client.login(username="root", password="correct horse battery staple")
     assert client.get("/admin/flagadmin/apitoken/").status_code == 200
+
+
+def test_admin__add_role__permissions_one_per_line_and_audited(staff):
+    response = staff.post(
+        "/admin/flagadmin/role/add/",
+        {
+            "name": "flag editor",
+            "type": "root-custom",
+            "description": "",
+            "permissions": "CREATE_FEATURE\r\nUPDATE_FEATURE\r\n",
+        },
+    )
+
+    assert response.status_code == 302, response.content.decode()[:2000]
+    role = Role.objects.get(name="flag editor")
+    assert role.permissions == ["CREATE_FEATURE", "UPDATE_FEATURE"]
+    event = AuditEvent.objects.get(type="role-created")
+    assert event.data["permissions"] == ["CREATE_FEATURE", "UPDATE_FEATURE"]
+    assert event.created_by == "boss@example.com"

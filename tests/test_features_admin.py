@@ -164,6 +164,101 @@ def test_feature_admin__change__records_metadata_update(staff):
     assert event.data["description"] == "after"
 
 
+# --- the flag list: environments, lifecycle, tags, last seen; search; filters ----------------
+
+
+def _listed_flags(count: int) -> None:
+    for index in range(count):
+        flag = FeatureFactory(name=f"flag-{index:02}", description=f"checkout step {index}")
+        FeatureEnvironmentFactory(feature=flag, environment_id="development", enabled=True)
+        FeatureEnvironmentFactory(feature=flag, environment_id="production", enabled=False)
+        FeatureTagFactory(feature=flag, tag=TagFactory(value=f"team-{index % 3}"))
+        FeatureLifecycleStage.objects.create(feature=flag, stage="initial")
+
+
+def test_feature_admin__changelist_columns(staff):
+    _listed_flags(1)
+
+    response = staff.get(CHANGELIST)
+
+    assert response.status_code == 200
+    headers = [header["text"] for header in response.context["result_headers"]][1:]
+    assert headers == [
+        "name",
+        "project",
+        "type",
+        "development",
+        "production",
+        "lifecycle",
+        "tags",
+        "stale",
+        "last seen at",
+        "created by",
+    ]
+    [row] = response.context["results"]
+    page = "".join(row)
+    assert 'alt="True"' in page  # development on
+    assert 'alt="False"' in page  # production off
+    assert "initial" in page
+    assert "simple:team-0" in page
+
+
+@pytest.mark.parametrize("rows", [1, 30])
+def test_feature_admin__changelist_query_count_does_not_grow_with_rows(
+    staff, rows, django_assert_max_num_queries
+):
+    _listed_flags(rows)
+
+    # Session, user, environments, count, page, two prefetches, filter choices: the same
+    # number for 1 flag as for 30.
+    with django_assert_max_num_queries(10):
+        response = staff.get(CHANGELIST)
+
+    assert response.status_code == 200
+    assert len(response.context["cl"].result_list) == rows
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        pytest.param("?q=team-1", {"flag-01"}, id="search-tag-value"),
+        pytest.param("?q=checkout", {"flag-00", "flag-01", "flag-02"}, id="search-description"),
+        pytest.param("?q=flag-02", {"flag-02"}, id="search-name"),
+        pytest.param("?environment=production:on", {"flag-01"}, id="enabled-in-production"),
+        pytest.param(
+            "?environment=production:off", {"flag-00", "flag-02"}, id="disabled-in-production"
+        ),
+        pytest.param("?environment=development:on", {"flag-00", "flag-01", "flag-02"}, id="dev"),
+    ],
+)
+def test_feature_admin__changelist_search_and_environment_filter(staff, query, expected):
+    _listed_flags(3)
+    FeatureEnvironment.objects.filter(feature_id="flag-01", environment_id="production").update(
+        enabled=True
+    )
+
+    response = staff.get(CHANGELIST + query)
+
+    assert response.status_code == 200
+    assert {feature.name for feature in response.context["cl"].result_list} == expected
+
+
+def test_feature_admin__actions_per_environment_and_no_bulk_delete(staff):
+    _listed_flags(1)
+
+    response = staff.get(CHANGELIST)
+
+    choices = [value for value, _ in response.context["action_form"].fields["action"].choices]
+    assert choices == [
+        "",
+        "archive_selected",
+        "enable_in_development",
+        "disable_in_development",
+        "enable_in_production",
+        "disable_in_production",
+    ]
+
+
 @pytest.mark.parametrize(
     "url", ["/admin/features/featureusagebucket/", "/admin/features/clientinstance/"]
 )

@@ -122,3 +122,37 @@ def test_user_changelist__groups_column_without_query_per_row(admin_browser):
 
     assert _queries(admin_browser, "/admin/flagadmin/user/") == small
     assert b"field-group_names" in admin_browser.get("/admin/flagadmin/user/").content
+
+
+# --- widgets: lists of strings one per line, the SCIM id read-only ------------------------------
+
+
+def test_group_admin__sso_mappings_one_per_line(db):
+    from django.test import Client
+
+    from flagadmin.models import Role
+    from groups.models import Group
+    from tests.factories import UserFactory
+
+    client = Client()
+    client.force_login(UserFactory(root_role_id=Role.ADMIN))
+
+    response = client.post(
+        "/admin/groups/group/add/",
+        {
+            "name": "qa",
+            "description": "",
+            "mappings_sso": "okta-qa\r\nQA team, Berlin\r\n\r\nokta-qa\r\n",
+            "root_role": "",
+            "memberships-TOTAL_FORMS": "0",
+            "memberships-INITIAL_FORMS": "0",
+        },
+    )
+
+    assert response.status_code == 302, response.content.decode()[:2000]
+    group = Group.objects.get(name="qa")
+    assert group.mappings_sso == ["okta-qa", "QA team, Berlin"]
+    assert group.description is None
+    page = client.get(f"/admin/groups/group/{group.pk}/change/").content.decode()
+    assert "okta-qa\nQA team, Berlin</textarea>" in page
+    assert 'name="scim_id"' not in page  # synchronised from the identity provider: read-only

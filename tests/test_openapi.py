@@ -114,3 +114,72 @@ def test_swagger_ui(anon_client, db):
     )
     asset = anon_client.get("/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js")
     assert asset.status_code == 200
+
+
+# Unleash's tag of each operation (its /docs/openapi.json; Enterprise operations as
+# ../shared/reference/unleash-observed.md records them: groups under Users, SAML under Auth).
+UNLEASH_TAGS = {
+    "/api/admin/api-tokens": "API tokens",
+    "/api/admin/auth/saml/settings": "Auth",
+    "/api/admin/groups": "Users",
+    "/api/admin/groups/{groupId}": "Users",
+    "/api/admin/projects": "Projects",
+    "/api/admin/projects/{projectId}": "Projects",
+    "/api/admin/projects/{projectId}/access": "Projects",
+    "/api/admin/projects/archive/{projectId}": "Projects",
+    "/api/admin/projects/revive/{projectId}": "Projects",
+    # The flag batch operations (archiveFeatures, reviveFeatures), tagged as Unleash tags them.
+    "/api/admin/projects/{projectId}/archive": "Features",
+    "/api/admin/projects/{projectId}/revive": "Archive",
+    "/api/admin/projects/{projectId}/features": "Features",
+    "/api/admin/projects/{projectId}/features/{featureName}": "Features",
+    "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/on": (
+        "Features"
+    ),
+    "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/off": (
+        "Features"
+    ),
+    "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}"
+    "/strategies": "Features",
+    "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}"
+    "/strategies/{strategyId}": "Features",
+    "/api/client/features": "Client",
+    "/api/client/metrics": "Client",
+    "/api/client/register": "Client",
+    "/api/admin/service-account": "Service Accounts",
+    "/api/admin/service-account/{id}/token": "Service Accounts",
+    "/api/admin/user-admin": "Users",
+}
+
+
+def test_openapi__each_operation_has_unleash_tag(document):
+    tags = {(path, method): operation["tags"] for path, method, operation in _operations(document)}
+
+    assert tags == {key: [UNLEASH_TAGS[key[0]]] for key in tags}
+
+
+@pytest.mark.parametrize(
+    ("schema", "description"),
+    [
+        pytest.param("createGroupUserIdSchema", "A user, by id.", id="group-user-id"),
+        pytest.param("createGroupUserSchema", "A member to have in the group.", id="group-user"),
+        pytest.param(
+            "createPatSchema",
+            "A personal access token to create for the service account; its secret is shown once.",
+            id="pat",
+        ),
+        pytest.param(
+            "createServiceAccountSchema",
+            "A service account to create: a user that cannot sign in and acts through its tokens.",
+            id="service-account",
+        ),
+    ],
+)
+def test_openapi__request_schemas_describe_the_body_not_the_code(document, schema, description):
+    assert document["components"]["schemas"][schema]["description"] == description
+
+
+def test_openapi__no_internal_base_class_text_in_descriptions(document):
+    descriptions = [s.get("description", "") for s in document["components"]["schemas"].values()]
+
+    assert not [d for d in descriptions if "request serializers" in d or "Base for" in d]

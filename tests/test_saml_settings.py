@@ -56,7 +56,7 @@ def test_get_saml_settings__after_post__returns_stored_settings(admin_client, sp
     response = admin_client.get(URL)
 
     assert response.status_code == 200
-    assert response.json() == {**ENABLED, "autoCreate": True, "spCertificate": sp_key_pem}
+    assert response.json() == {**ENABLED, "autoCreate": True, "spCertificate": "[redacted]"}
 
 
 # --- POST: the two variants ----------------------------------------------------------------------
@@ -118,17 +118,65 @@ def test_set_saml_settings__valid__200_stored_as_sent(admin_client, body, expect
     assert admin_client.get(URL).json() == expected
 
 
-def test_set_saml_settings__sp_certificate__encrypted_at_rest_returned_as_sent(
+def test_set_saml_settings__sp_certificate__encrypted_at_rest_never_returned(
     admin_client, sp_key_pem
 ):
     response = post(admin_client, {**ENABLED, "spCertificate": sp_key_pem})
 
     assert response.status_code == 200
-    assert response.json()["spCertificate"] == sp_key_pem
+    assert response.json() == {**ENABLED, "spCertificate": "[redacted]"}
+    assert "PRIVATE KEY" not in admin_client.get(URL).content.decode()
     stored = SamlSettings.objects.get()
     assert "PRIVATE KEY" not in stored.sp_certificate_encrypted
     assert sp_key_pem not in stored.sp_certificate_encrypted
     assert stored.sp_private_key == sp_key_pem
+
+
+def test_set_saml_settings__redacted_marker_sent_back__keeps_stored_key(admin_client, sp_key_pem):
+    post(admin_client, {**ENABLED, "spCertificate": sp_key_pem})
+    read_back = admin_client.get(URL).json()
+
+    response = post(admin_client, {**read_back, "autoCreate": True})
+
+    assert response.status_code == 200
+    assert response.json() == {**ENABLED, "autoCreate": True, "spCertificate": "[redacted]"}
+    assert SamlSettings.objects.get().sp_private_key == sp_key_pem
+
+
+def test_set_saml_settings__redacted_marker_without_stored_key__none_stored(admin_client):
+    response = post(admin_client, {**ENABLED, "spCertificate": "[redacted]"})
+
+    assert response.status_code == 200
+    assert response.json() == {**ENABLED}
+    assert SamlSettings.objects.get().sp_certificate_encrypted is None
+
+
+@pytest.mark.parametrize(
+    "wrong",
+    [
+        pytest.param(lambda key: [key], id="list"),
+        pytest.param(lambda key: {"pem": key}, id="object"),
+        pytest.param(lambda key: 12345, id="number"),
+    ],
+)
+def test_set_saml_settings__sp_certificate_wrong_type__400_never_quotes_it(
+    admin_client, sp_key_pem, wrong, caplog
+):
+    secret = wrong(sp_key_pem)
+    caplog.set_level("DEBUG")
+
+    response = post(admin_client, {**ENABLED, "spCertificate": secret})
+
+    body = assert_error(response, 400, "ValidationError")
+    message = "The `/body/spCertificate` property must be string. Its value is not repeated."
+    assert body == {
+        "id": body["id"],
+        "name": "ValidationError",
+        "message": message,
+        "details": [{"path": "/body/spCertificate", "message": message}],
+    }
+    assert "PRIVATE KEY" not in caplog.text
+    assert "12345" not in caplog.text
 
 
 def test_set_saml_settings__replaces_previous_settings(admin_client, sp_key_pem):
@@ -492,6 +540,18 @@ def test_openapi__saml_settings_documented_as_the_specification_names_them(anon_
     ]
     assert "writeOnly" not in enabled_variant["properties"]["spCertificate"]
     response_props = schemas["samlSettingsResponseSchema"]["properties"]
-    assert "spCertificate" in response_props
+    write_only = (
+        'Write-only: stored encrypted and never returned; responses carry "[redacted]" in its '
+        "place when a key is stored (and leave it out when none is), and sending "
+        '"[redacted]" back keeps the stored key.'
+    )
+    assert response_props["spCertificate"] == {
+        "type": "string",
+        "description": "The service provider's signing key (PEM), used to sign sign-out "
+        "requests. " + write_only,
+    }
+    assert enabled_variant["properties"]["spCertificate"]["description"].endswith(write_only)
+    assert write_only in post_op["description"]
+    assert write_only in post_op["responses"]["200"]["description"]
     assert "spCertificateSet" not in response_props
     assert "required" not in schemas["samlSettingsResponseSchema"]

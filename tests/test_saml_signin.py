@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from unittest import mock
 from urllib.parse import parse_qs, urlparse
 
 import pytest
@@ -752,3 +753,61 @@ def test_saml_urls__disabled__404_even_when_signed_in(db, browser):
     assert browser.get("/api/admin/auth/saml/settings").status_code == 200
 
     assert browser.get("/auth/saml/login").status_code == 404
+
+
+# --- the Django admin's login page -------------------------------------------------------
+
+
+def test_admin_login_page__offers_sso_while_saml_is_enabled(saml_settings, browser):
+    response = browser.get("/admin/login/", {"next": "/admin/features/feature/"})
+
+    assert response.status_code == 200
+    assert (
+        '<a class="button" href="/auth/saml/login?next=/admin/features/feature/">'
+        "Sign in with SSO</a>" in response.content.decode()
+    )
+
+
+def test_admin_login_page__no_sso_while_saml_is_off(db, browser):
+    response = browser.get("/admin/login/")
+
+    assert response.status_code == 200
+    assert "Sign in with SSO" not in response.content.decode()
+
+
+# --- sign-in throttling (django-axes) -------------------------------------------------------
+
+
+def test_sign_in__failures_past_limit__locked_out_before_signature_check(idp, rogue_idp, browser):
+    UserFactory(email="alice@example.com")
+    refused = [
+        sign_in(new_browser(), rogue_idp, "alice@example.com", sign_response=True) for _ in range(5)
+    ]
+    assert [r.status_code for r in refused] == [403, 403, 403, 403, 429]
+
+    with mock.patch(
+        "djangosaml2.views.AssertionConsumerServiceView.post", autospec=True
+    ) as verification:
+        response = sign_in(browser, idp, "alice@example.com")
+
+    assert response.status_code == 429
+    assert response["Retry-After"] == "900"
+    assert "Too many failed sign-ins" in response.content.decode()
+    verification.assert_not_called()
+    assert signed_in_user_id(browser) is None
+
+
+def test_sign_in__failures_of_one_user__lock_that_user_only(idp, rogue_idp, browser):
+    UserFactory(email="alice@example.com")
+    UserFactory(email="bob@example.com")
+    for index in range(5):
+        client = Client(enforce_csrf_checks=True, REMOTE_ADDR=f"10.0.9.{index}")
+        sign_in(client, rogue_idp, "alice@example.com", sign_response=True)
+
+    alice = sign_in(Client(REMOTE_ADDR="10.0.8.1"), idp, "alice@example.com")
+    bob = Client(REMOTE_ADDR="10.0.8.1")
+    signed_in = sign_in(bob, idp, "bob@example.com")
+
+    assert alice.status_code == 429
+    assert signed_in.status_code == 302
+    assert signed_in_user_id(bob) is not None

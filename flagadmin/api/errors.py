@@ -138,6 +138,12 @@ class ContentTypeError(ApiError):
         )
 
 
+class TooManyRequestsError(ApiError):
+    status_code = status.HTTP_429_TOO_MANY_REQUESTS
+    error_name = "TooManyRequestsError"
+    default_detail = "Too many requests. Try again later."
+
+
 class ServiceUnavailableError(ApiError):
     status_code = status.HTTP_503_SERVICE_UNAVAILABLE
     error_name = "ServiceUnavailableError"
@@ -151,15 +157,31 @@ class InternalError(ApiError):
 # --- turning DRF validation trees into the contract's `details` ----------------------------
 
 
-QUOTED_VALUE_LIMIT = 1000
+# Bounds that keep a 400 (and its log line) small whatever was sent: a 90 kB body of bad ids
+# once answered 9 MB. At most MAX_DETAILS entries (the message says how many more there were),
+# values quoted up to QUOTED_VALUE_LIMIT characters, paths and messages cut past their limits.
+MAX_DETAILS = 20
+QUOTED_VALUE_LIMIT = 300
+PATH_LIMIT = 200
+DETAIL_MESSAGE_LIMIT = 600
+MESSAGE_LIMIT = (MAX_DETAILS + 1) * DETAIL_MESSAGE_LIMIT
+SHORTENED = "… (shortened)"
+
+# Properties whose values are never quoted back, whatever their type (they are secrets).
+SECRET_PROPERTY_NAMES = frozenset({"spCertificate", "password", "secret"})
+
+
+def _shortened(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + SHORTENED
 
 
 def _quoted(value: Any) -> str:
-    """The sent value as JSON, shortened: an error body must not echo a 90 kB field twice."""
-    text = json.dumps(value, ensure_ascii=False)
-    if len(text) > QUOTED_VALUE_LIMIT:
-        return text[:QUOTED_VALUE_LIMIT] + "… (shortened)"
-    return text
+    """The sent value as JSON, shortened: an error body must not echo a 90 kB field back."""
+    if isinstance(value, list | dict) and len(value) > QUOTED_VALUE_LIMIT:
+        # Only the start is shown: no need to serialise a huge structure to cut it.
+        items = value if isinstance(value, list) else list(value.items())
+        value = items[:QUOTED_VALUE_LIMIT] if isinstance(value, list) else dict(items[:10])
+    return _shortened(json.dumps(value, ensure_ascii=False), QUOTED_VALUE_LIMIT)
 
 
 def _value_at(data: Any, parts: list[str]) -> tuple[bool, Any]:
@@ -193,26 +215,51 @@ def _walk(tree: Any, parts: list[str]) -> Iterable[tuple[list[str], drf.ErrorDet
 
 
 def validation_details(tree: Any, data: Any, location: str = "body") -> list[dict[str, str]]:
-    """One `{path, message}` per failure; each message is a sentence that names the property.
+    """One `{path, message}` per failure, at most MAX_DETAILS + 1 of them (the caller says how
+    many more there were with `count_failures`); each message is a sentence that names the
+    property.
 
     Field messages are either whole sentences (starting with "The ") or predicates such as
     "must be boolean", which are framed as "The `/body/x` property must be boolean. You sent …".
     """
     details = []
     for parts, error in _walk(tree, []):
-        path = "/" + "/".join([location, *parts])
+        if len(details) > MAX_DETAILS:
+            break
+        path = _shortened("/" + "/".join([location, *parts]), PATH_LIMIT)
         code = getattr(error, "code", None)
         text = str(error).rstrip(".")
         if code == "required":
             message = REQUIRED_TEMPLATE.format(path=path)
         elif text.startswith("The "):
             message = text + "."
+        elif SECRET_PROPERTY_NAMES.intersection(parts):
+            message = f"The `{path}` property {text}. Its value is not repeated."
         else:
             found, value = _value_at(data, parts)
             sent = f" You sent {_quoted(value)}." if found else ""
             message = f"The `{path}` property {text}.{sent}"
-        details.append({"path": path, "message": message})
+        details.append({"path": path, "message": _shortened(message, DETAIL_MESSAGE_LIMIT)})
     return details
+
+
+def count_failures(tree: Any) -> int:
+    return sum(1 for _ in _walk(tree, []))
+
+
+def bounded_validation_error(tree: Any, data: Any) -> ValidationError:
+    """The 400 for a DRF error tree: the first MAX_DETAILS failures, and how many more."""
+    details = validation_details(tree, data)
+    if not details:
+        return ValidationError()
+    if len(details) > MAX_DETAILS:
+        more = count_failures(tree) - MAX_DETAILS
+        details = details[:MAX_DETAILS]
+        shown = " ".join(d["message"] for d in details)
+        noun = "problem" if more == 1 else "problems"
+        message = f"{shown} And {more} more {noun} (only the first {MAX_DETAILS} are listed)."
+        return ValidationError(message, details=details)
+    return ValidationError(" ".join(d["message"] for d in details), details=details)
 
 
 def _request_data(context: Mapping[str, Any]) -> Any:
@@ -227,11 +274,7 @@ def _to_api_error(exc: Exception, context: Mapping[str, Any]) -> ApiError:
     if isinstance(exc, ApiError):
         return exc
     if isinstance(exc, drf.ValidationError):
-        details = validation_details(exc.detail, _request_data(context))
-        if not details:
-            return ValidationError()
-        message = " ".join(d["message"] for d in details)
-        return ValidationError(message, details=details)
+        return bounded_validation_error(exc.detail, _request_data(context))
     if isinstance(exc, drf.ParseError):
         message = f"The request body is not valid JSON: {exc.detail}"
         return ValidationError.for_property("/body", message)
@@ -258,10 +301,7 @@ def _to_api_error(exc: Exception, context: Mapping[str, Any]) -> ApiError:
         request = context.get("request")
         return ContentTypeError(request.content_type if request is not None else None)
     if isinstance(exc, drf.Throttled):
-        error = ApiError("Too many requests. Try again later.")
-        error.status_code = status.HTTP_429_TOO_MANY_REQUESTS
-        error.error_name = "TooManyRequestsError"
-        return error
+        return TooManyRequestsError()
     if isinstance(exc, OperationalError) and "locked" in str(exc).lower():
         # SQLite waited its whole busy timeout for the write lock: a busy server, not a bug.
         return ServiceUnavailableError()
@@ -277,7 +317,8 @@ def error_body(error: ApiError) -> dict[str, Any]:
     body: dict[str, Any] = {
         "id": str(uuid.uuid4()),
         "name": error.error_name,
-        "message": error.message,
+        # Every message is bounded where it is built; this is the last guard of the size.
+        "message": _shortened(error.message, MESSAGE_LIMIT),
     }
     if error.details:
         body["details"] = error.details

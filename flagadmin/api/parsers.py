@@ -4,6 +4,7 @@ database can store (no NUL character, no unpaired surrogate escape such as "\\ud
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
 from django.conf import settings
 from rest_framework.exceptions import ParseError
@@ -34,21 +35,29 @@ def _pointer(parts: list[str]) -> str:
 
 def first_unstorable_text(data: object) -> str | None:
     """The JSON pointer (`/body/...`) of the first key or string that cannot be stored, if any.
-    Iterative, so that a body nested as deep as json.loads allows cannot exhaust the stack."""
-    stack: list[tuple[object, list[str]]] = [(data, ["body"])]
+    Iterative, so that a body nested as deep as json.loads allows cannot exhaust the stack; a
+    stack of iterators, so that memory grows with the depth, not with the number of items."""
+    if not isinstance(data, dict | list):
+        return "/body" if isinstance(data, str) and _unstorable(data) else None
+    stack: list[tuple[Iterator[tuple[object, object]], list[str]]] = [(_children(data), ["body"])]
     while stack:
-        node, parts = stack.pop()
-        if isinstance(node, str):
-            if _unstorable(node):
-                return _pointer(parts)
-        elif isinstance(node, dict):
-            for key, value in reversed(list(node.items())):
-                if _unstorable(key):
-                    return _pointer([*parts, key.encode("utf-8", "replace").decode()])
-                stack.append((value, [*parts, key]))
-        elif isinstance(node, list):
-            stack.extend((item, [*parts, str(i)]) for i, item in reversed(list(enumerate(node))))
+        children, parts = stack[-1]
+        for key, value in children:
+            if isinstance(key, str) and _unstorable(key):
+                return _pointer([*parts, key.encode("utf-8", "replace").decode()])
+            if isinstance(value, str):
+                if _unstorable(value):
+                    return _pointer([*parts, str(key)])
+            elif isinstance(value, dict | list):
+                stack.append((_children(value), [*parts, str(key)]))
+                break
+        else:
+            stack.pop()
     return None
+
+
+def _children(node: dict | list) -> Iterator[tuple[object, object]]:
+    return iter(node.items()) if isinstance(node, dict) else enumerate(node)
 
 
 class StrictJSONParser(BaseParser):

@@ -166,6 +166,8 @@ class ApiTokensSchemaSerializer(serializers.Serializer):
 
 @extend_schema_serializer(component_name="createServiceAccountSchema")
 class CreateServiceAccountSchemaSerializer(StrictSerializer):
+    """A service account to create: a user that cannot sign in and acts through its tokens."""
+
     username = StrictCharField(max_length=255)
     name = StrictCharField(max_length=255)
     rootRole = StrictIntegerField(
@@ -188,6 +190,8 @@ class ServiceAccountSchemaSerializer(UserSchemaSerializer):
 
 @extend_schema_serializer(component_name="createPatSchema")
 class CreatePatSchemaSerializer(StrictSerializer):
+    """A personal access token to create for the service account; its secret is shown once."""
+
     description = StrictCharField(max_length=255, help_text="What the token is for.")
     expiresAt = StrictDateTimeField(
         future=True,

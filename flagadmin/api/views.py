@@ -112,6 +112,7 @@ class ApiTokensView(AdminApiMixin, APIView):
     required_permission = perms.ADMIN
 
     @extend_schema(
+        tags=["API tokens"],
         operation_id="getAllApiTokens",
         summary="List API tokens",
         description="Every admin and client token that is not revoked, oldest first. "
@@ -128,6 +129,7 @@ class ApiTokensView(AdminApiMixin, APIView):
         return Response({"tokens": ApiTokenSchemaSerializer(tokens, many=True).data})
 
     @extend_schema(
+        tags=["API tokens"],
         operation_id="createApiToken",
         summary="Create an API token",
         description="Creates an admin token (acts as an administrator) or a client token (for "
@@ -163,6 +165,7 @@ class ServiceAccountsView(AdminApiMixin, APIView):
     required_permission = perms.ADMIN
 
     @extend_schema(
+        tags=["Service Accounts"],
         operation_id="createServiceAccount",
         summary="Create a service account",
         description="A user with account type `Service Account` that cannot sign in; its "
@@ -196,6 +199,7 @@ class ServiceAccountTokensView(AdminApiMixin, APIView):
     required_permission = perms.ADMIN
 
     @extend_schema(
+        tags=["Service Accounts"],
         operation_id="createServiceAccountToken",
         summary="Create a token for a service account",
         description="The token acts with the service account's root role. The response "

@@ -1,0 +1,86 @@
+"""The Host header, checked once before anything else reads it.
+
+Django raises DisallowedHost wherever `request.get_host()` is first called (CommonMiddleware),
+answers with an HTML "Bad Request (400)" and logs a whole traceback at ERROR. Here instead:
+the liveness and readiness probes answer whatever the Host (load balancers and Kubernetes probe
+by IP address), paths under /api/ get the contract's error body, other paths a plain 400, and
+each refusal is one warning line.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+
+from django.conf import settings
+from django.core.exceptions import DisallowedHost
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
+
+from flagadmin.api.errors import ValidationError, error_body
+from flagadmin.api.views import HealthView, ReadyView
+
+logger = logging.getLogger("flagadmin.hosts")
+
+# A Host header can be kilobytes long; the log and the body show its start only.
+SHOWN_HOST_LIMIT = 100
+HOST_PATH = "/headers/host"
+
+
+def _shown(text: str) -> str:
+    return text if len(text) <= SHOWN_HOST_LIMIT else text[:SHOWN_HOST_LIMIT] + "…"
+
+
+def _is_api_path(path: str) -> bool:
+    return path == "/api" or path.startswith("/api/")
+
+
+class HostHeaderMiddleware:
+    """First in MIDDLEWARE: validates the Host header (ALLOWED_HOSTS) for every request."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+        self.probes = {"/health": HealthView.as_view(), "/ready": ReadyView.as_view()}
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        try:
+            request.get_host()
+        except DisallowedHost:
+            probe = self.probes.get(request.path_info)
+            if probe is not None:
+                # The probes need no session, CSRF or host: served here, past the middleware
+                # that would read the Host header again.
+                response = probe(request)
+                # Django renders a view's response in its handler, which is past this point.
+                return response.render() if hasattr(response, "render") else response
+            return self._refused(request)
+        return self.get_response(request)
+
+    @staticmethod
+    def _refused(request: HttpRequest) -> HttpResponse:
+        forwarded = settings.USE_X_FORWARDED_HOST and request.META.get("HTTP_X_FORWARDED_HOST")
+        host = _shown(forwarded or request.META.get("HTTP_HOST", ""))
+        if _is_api_path(request.path_info):
+            message = (
+                f"The `{HOST_PATH}` property names a host this server does not answer to. "
+                f"You sent {json.dumps(host, ensure_ascii=False)}."
+            )
+            error = ValidationError.for_property(HOST_PATH, message)
+            body = error_body(error)
+            response: HttpResponse = JsonResponse(
+                body, status=error.status_code, json_dumps_params={"separators": (",", ":")}
+            )
+            error_id = body["id"]
+        else:
+            response = HttpResponseBadRequest(
+                "<h1>Bad Request (400)</h1>", content_type="text/html; charset=utf-8"
+            )
+            error_id = "-"
+        logger.warning(
+            "error %s: refused Host %r (not in ALLOWED_HOSTS) for %s %r",
+            error_id,
+            host,
+            request.method,
+            _shown(request.path_info),
+        )
+        return response

@@ -1,0 +1,194 @@
+"""The operators' path through the Django admin in a real browser (Debian's chromium, headless,
+driven by selenium): sign in, find a flag by a tag, enable it in production with the bulk
+action, check the flag's page and its audit event, add an API token and reload the page that
+shows its secret, sign out.
+
+Skipped only when chromium or chromedriver is missing (CI installs both, `.ci/run`). On failure
+it saves screenshots of the main pages to `var/browser-screenshots/` (or
+$BROWSER_SCREENSHOTS_DIR).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from features.models import FeatureEnvironment
+from flagadmin.models import ApiToken, AuditEvent, Role
+from tests.factories import (
+    FeatureEnvironmentFactory,
+    FeatureFactory,
+    FeatureTagFactory,
+    TagFactory,
+    UserFactory,
+)
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+SCREENSHOTS = Path(
+    os.environ.get("BROWSER_SCREENSHOTS_DIR")
+    or Path(__file__).resolve().parent.parent / "var" / "browser-screenshots"
+)
+PASSWORD = "correct horse battery staple"
+
+pytestmark = [
+    pytest.mark.skipif(
+        CHROMIUM is None or CHROMEDRIVER is None,
+        reason="chromium and chromedriver are not installed (apt-get install chromium "
+        "chromium-driver; .ci/run installs them)",
+    ),
+    # Seeded rows (roles, environments, the default project) restored around the test, as the
+    # other modules whose tests commit do.
+    pytest.mark.django_db(transaction=True, serialized_rollback=True),
+    pytest.mark.usefixtures("seeded_rows_back_after_module"),
+]
+
+
+@pytest.fixture
+def browser() -> Iterator:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    profile = tempfile.mkdtemp(prefix="flagadmin-chromium-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    # The machine's closed network refuses the browser's background connections; these
+    # switches keep it from making any, and the empty profile from reusing state.
+    for switch in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+        f"--user-data-dir={profile}",
+        "--window-size=1400,1000",
+    ):
+        options.add_argument(switch)
+    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    driver.implicitly_wait(5)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def _screenshots(driver, base: str, name: str) -> None:
+    """The main pages as they look now, for whoever reads the failure."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    driver.save_screenshot(str(SCREENSHOTS / "at-failure.png"))
+    for label, path in [
+        ("index", "/admin/"),
+        ("flags", "/admin/features/feature/"),
+        ("flag", f"/admin/features/feature/{name}/change/"),
+        ("tokens", "/admin/flagadmin/apitoken/"),
+        ("events", "/admin/flagadmin/auditevent/"),
+    ]:
+        driver.get(base + path)
+        driver.save_screenshot(str(SCREENSHOTS / f"{label}.png"))
+
+
+def test_operator_path_through_the_admin(live_server, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.expected_conditions import staleness_of
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    operator = UserFactory(username="operator", root_role_id=Role.ADMIN)
+    operator.set_password(PASSWORD)
+    operator.save()
+    flag = FeatureFactory(name="checkout-button", description="New checkout button")
+    FeatureEnvironmentFactory(feature=flag, environment_id="development", enabled=False)
+    FeatureEnvironmentFactory(feature=flag, environment_id="production", enabled=False)
+    FeatureTagFactory(feature=flag, tag=TagFactory(value="team-payments"))
+    FeatureFactory(name="search-box", description="Unrelated")
+    base = live_server.url
+    driver = browser
+
+    def text() -> str:
+        return driver.find_element(By.TAG_NAME, "body").text
+
+    def fits_the_window() -> bool:
+        """The changelist's table is not wider than its box (no column scrolled out)."""
+        return driver.execute_script(
+            "const box = document.querySelector('#changelist .results');"
+            "return box.scrollWidth <= box.clientWidth;"
+        )
+
+    def click_and_wait(selector: str, by: str = By.CSS_SELECTOR) -> None:
+        """Click, then wait for the next page to replace this one (clicks do not block)."""
+        page = driver.find_element(By.TAG_NAME, "html")
+        driver.find_element(by, selector).click()
+        WebDriverWait(driver, 10).until(staleness_of(page))
+
+    try:
+        # Sign in.
+        driver.get(base + "/admin/")
+        driver.find_element(By.NAME, "username").send_keys("operator")
+        driver.find_element(By.NAME, "password").send_keys(PASSWORD)
+        click_and_wait("input[type=submit]")
+        assert "Site administration" in text()
+
+        # Find the flag by its tag.
+        driver.get(base + "/admin/features/feature/")
+        driver.find_element(By.ID, "searchbar").send_keys("team-payments")
+        click_and_wait("#changelist-search input[type=submit]")
+        rows = driver.find_elements(By.CSS_SELECTOR, "#result_list tbody tr")
+        assert len(rows) == 1
+        assert fits_the_window(), "the flag list's last columns are cut off at 1400 px"
+        assert "checkout-button" in rows[0].text
+        assert "simple:team-payments" in rows[0].text
+
+        # Enable it in production with the bulk action.
+        rows[0].find_element(By.CSS_SELECTOR, "input.action-select").click()
+        Select(driver.find_element(By.NAME, "action")).select_by_value("enable_in_production")
+        click_and_wait("button[name=index]")
+        assert "Enabled 1 flag(s) in production." in text()
+        assert FeatureEnvironment.objects.get(feature=flag, environment_id="production").enabled
+
+        # The flag's page shows it enabled in production, and the audit event.
+        driver.get(base + "/admin/features/feature/checkout-button/change/")
+        environment_rows = driver.find_elements(By.CSS_SELECTOR, "#environments-group tbody tr")
+        production = next(row for row in environment_rows if "production" in row.text)
+        assert production.find_element(By.CSS_SELECTOR, "input[name$=-enabled]").is_selected()
+        assert "feature-environment-enabled" in text()
+        event = AuditEvent.objects.get(type="feature-environment-enabled")
+        assert (event.feature_name, event.environment, event.created_by) == (
+            "checkout-button",
+            "production",
+            operator.email,
+        )
+
+        # Add an API token; its secret is shown once, and a reload creates nothing.
+        driver.get(base + "/admin/flagadmin/apitoken/add/")
+        driver.find_element(By.NAME, "name").send_keys("ops")
+        Select(driver.find_element(By.NAME, "type")).select_by_value("admin")
+        click_and_wait("_save", By.NAME)
+        secret = driver.find_element(By.ID, "issued-token").get_attribute("value")
+        assert secret.startswith("*:*.")
+        driver.refresh()
+        assert driver.find_elements(By.ID, "issued-token") == []
+        assert driver.find_element(By.ID, "token-secret-gone")
+        assert secret not in driver.page_source
+        assert ApiToken.objects.filter(name="ops").count() == 1
+        driver.get(base + "/admin/flagadmin/apitoken/")
+        assert "Last used at" in text() or "LAST USED AT" in text()
+        assert fits_the_window(), "the token list's last columns are cut off at 1400 px"
+
+        # Sign out.
+        click_and_wait("#logout-form button")
+        # Signing out lands on LOGOUT_REDIRECT_URL (the API documentation).
+        assert driver.current_url == base + "/docs/"
+        driver.get(base + "/admin/")
+        assert "/admin/login/" in driver.current_url
+    except Exception:
+        _screenshots(driver, base, flag.name)
+        raise
