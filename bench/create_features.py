@@ -198,6 +198,7 @@ def main() -> int:
     parser.add_argument("--connections", type=int, default=8)
     parser.add_argument("--duration", type=int, default=20, help="measured seconds")
     parser.add_argument("--warmup", type=int, default=3, help="discarded seconds before")
+    parser.add_argument("--port", type=int, default=None, help="gunicorn's port (default: any)")
     args = parser.parse_args()
 
     url = harness.create_database(args.database_url)
@@ -213,7 +214,7 @@ def main() -> int:
     load_before = " ".join(Path("/proc/loadavg").read_text().split()[:3])
     worker_class = "gthread" if args.threads > 1 else args.worker_class
     with harness.serve(
-        url, workers=args.workers, threads=args.threads, worker_class=worker_class
+        url, workers=args.workers, threads=args.threads, worker_class=worker_class, port=args.port
     ) as base_url:
         status, body = post_json(f"{base_url}{path}", {"name": "bench-check"}, token)
         if status != 201:

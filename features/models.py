@@ -6,6 +6,7 @@ variants, variants, parameters) are JSON columns whose shape `features.validator
 """
 
 import uuid
+from datetime import timedelta
 
 from django.conf import settings
 from django.db import models
@@ -29,9 +30,18 @@ class FeatureType(models.TextChoices):
     OPERATIONAL = "operational", "Operational"
     PERMISSION = "permission", "Permission"
 
+    @property
+    def expected_lifetime(self) -> timedelta | None:
+        """How long a flag of this type is expected to live: an older flag that is not stale
+        is "potentially stale". None: never (kill switches, permissions)."""
+        return _EXPECTED_LIFETIMES.get(self.value)
 
-# The expected lifetime of each type (after which a flag is "potentially stale") is defined
-# once, in `projects.queries.POTENTIALLY_STALE_AFTER`, where project health is computed.
+
+_EXPECTED_LIFETIMES: dict[str, timedelta] = {
+    FeatureType.RELEASE: timedelta(days=40),
+    FeatureType.EXPERIMENT: timedelta(days=40),
+    FeatureType.OPERATIONAL: timedelta(days=7),
+}
 
 
 class Feature(models.Model):
@@ -71,6 +81,13 @@ class Feature(models.Model):
                 name="feature_last_seen",
                 condition=models.Q(last_seen_at__isnull=False),
             ),
+            # Potentially stale counts: the flags still younger than their type's lifetime
+            # (the last 7 or 40 days), one range scan per lifetime for all projects.
+            models.Index(
+                fields=["type", "created_at", "project"],
+                name="feature_fresh",
+                condition=models.Q(archived_at__isnull=True, stale=False),
+            ),
         ]
 
     def __str__(self) -> str:
@@ -79,6 +96,58 @@ class Feature(models.Model):
     @property
     def archived(self) -> bool:
         return self.archived_at is not None
+
+
+class ProjectFlagCount(models.Model):
+    """How many flags of a project are not archived, per type and stale state.
+
+    Kept by the database itself: triggers on the flags' table (migration 0007) change the
+    counts in the same transaction as every insert, delete, archive, revive, stale or type
+    change and move of a flag, whatever made it (services, the Django admin, a bulk
+    `update()`), with row-level upserts that concurrent writers cannot lose. The project list
+    reads these few rows instead of counting flags; `manage.py repairprojectstats` recomputes
+    them from the flags."""
+
+    # db_index off: the unique (project, type, stale) index starts with the project.
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="flag_counts", db_index=False
+    )
+    type = models.CharField(max_length=32)
+    stale = models.BooleanField()
+    total = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "type", "stale"], name="project_flag_count_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.project_id}: {self.total} {self.type}{' stale' if self.stale else ''}"
+
+
+class ProjectFlagActivity(models.Model):
+    """When a project's flags were last changed and last used: the newest audit event about a
+    flag that is in the project (lastUpdatedAt) and the newest `last_seen_at` of its flags,
+    archived ones included (lastReportedFlagUsage).
+
+    Kept by the database like `ProjectFlagCount` (migration 0008): a new event or a newer usage
+    moves the time forward in the transaction that writes it; deleting or moving a flag, a
+    usage time going back, or deleting an event recomputes the project's times (an index walk
+    and a probe)."""
+
+    project = models.OneToOneField(
+        Project, on_delete=models.CASCADE, primary_key=True, related_name="flag_activity"
+    )
+    last_flag_event_at = models.DateTimeField(null=True, blank=True)
+    last_flag_seen_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name_plural = "project flag activity"
+
+    def __str__(self) -> str:
+        return f"{self.project_id}: {self.last_flag_event_at}, {self.last_flag_seen_at}"
 
 
 class FeatureEnvironment(models.Model):

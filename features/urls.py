@@ -1,5 +1,6 @@
 from django.urls import path
 
+from features.project_views import ProjectViewSet
 from features.views import (
     FeatureEnvironmentViewSet,
     FeatureStrategyViewSet,
@@ -12,6 +13,22 @@ FLAG_ENVIRONMENT = (
 )
 
 urlpatterns = [
+    path(
+        "projects",
+        ProjectViewSet.as_view({"get": "list", "post": "create"}),
+        name="projects",
+    ),
+    path("projects/<str:projectId>", ProjectViewSet.as_view({"get": "retrieve"}), name="project"),
+    path(
+        "projects/archive/<str:projectId>",
+        ProjectViewSet.as_view({"post": "archive"}),
+        name="project-archive",
+    ),
+    path(
+        "projects/revive/<str:projectId>",
+        ProjectViewSet.as_view({"post": "revive"}),
+        name="project-revive",
+    ),
     path(
         "projects/<str:projectId>/features",
         ProjectFeatureViewSet.as_view({"get": "list", "post": "create"}),

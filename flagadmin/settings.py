@@ -294,9 +294,6 @@ INIT_ADMIN_API_TOKENS = env_list("INIT_ADMIN_API_TOKENS")
 INIT_CLIENT_API_TOKENS = env_list("INIT_CLIENT_API_TOKENS")
 # How often a token's last_used_at is written at most (seconds); never on every request.
 TOKEN_LAST_USED_RESOLUTION = int(os.environ.get("TOKEN_LAST_USED_RESOLUTION", "300"))
-# PostgreSQL: reuse the computed GET /api/admin/projects while no transaction has committed
-# since (exact, see projects/queries.py). Off: compute it on every request.
-PROJECTS_LIST_REUSE = env_bool("PROJECTS_LIST_REUSE", True)
 # SDK metrics: a flag's last_seen_at is written only when it moves by this many seconds or more.
 LAST_SEEN_RESOLUTION = int(os.environ.get("LAST_SEEN_RESOLUTION", "60"))
 # GET /api/client/features: a worker reuses the body it serialized while no audit event was

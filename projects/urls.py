@@ -1,26 +1,11 @@
-"""The project endpoints, mounted under /api/admin/."""
+"""The project endpoints of this app, mounted under /api/admin/ (those answering with a
+project's figures are routed by `features.urls`)."""
 
 from django.urls import path
 
-from projects.views import ProjectAccessViewSet, ProjectViewSet
+from projects.views import ProjectAccessViewSet
 
 urlpatterns = [
-    path(
-        "projects",
-        ProjectViewSet.as_view({"get": "list", "post": "create"}),
-        name="projects",
-    ),
-    path("projects/<str:projectId>", ProjectViewSet.as_view({"get": "retrieve"}), name="project"),
-    path(
-        "projects/archive/<str:projectId>",
-        ProjectViewSet.as_view({"post": "archive"}),
-        name="project-archive",
-    ),
-    path(
-        "projects/revive/<str:projectId>",
-        ProjectViewSet.as_view({"post": "revive"}),
-        name="project-revive",
-    ),
     path(
         "projects/<str:projectId>/access",
         ProjectAccessViewSet.as_view({"post": "create"}),

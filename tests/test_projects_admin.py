@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 
 import pytest
@@ -9,6 +10,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
+from rest_framework.renderers import JSONRenderer
 
 from flagadmin.models import Role
 from projects.models import ProjectRoleAssignment
@@ -70,13 +72,24 @@ def test_project_changelist__figures_columns(admin_browser):
 
     response = admin_browser.get(CHANGELIST)
 
-    row = rows(response)["shop"]
-    assert (row.feature_count, row.stale_count, row.potentially_stale_count) == (4, 1, 1)
-    assert row.member_count == 2
+    figures = rows(response)["shop"].figures
+    counts = ("featureCount", "staleFeatureCount", "potentiallyStaleFeatureCount", "memberCount")
+    assert [figures[key] for key in counts] == [4, 1, 1, 2]
     content = response.content.decode()
     assert 'class="field-feature_count">4<' in content
     assert 'class="field-member_count">2<' in content
     assert 'class="field-health">50%<' in content
+
+
+def test_project_changelist__figures__as_the_api_lists_them(admin_browser, admin_client):
+    build(3)
+    FeatureFactory(project_id="default", stale=True)
+
+    shown = {pk: project.figures for pk, project in rows(admin_browser.get(CHANGELIST)).items()}
+    shown = json.loads(JSONRenderer().render(shown))  # datetimes as the API writes them
+
+    listed = admin_client.get("/api/admin/projects").json()["projects"]
+    assert shown == {project["id"]: project for project in listed}
 
 
 def test_project_changelist__queries_do_not_grow(admin_browser):

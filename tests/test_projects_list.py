@@ -9,11 +9,11 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from features import project_figures
 from features.models import FeatureType
+from features.project_figures import health
 from flagadmin.models import Role
-from projects import queries
 from projects.models import Project
-from projects.queries import POTENTIALLY_STALE_AFTER, health
 from projects.serializers import ProjectSchemaSerializer
 from tests.conftest import assert_error
 from tests.factories import (
@@ -92,9 +92,16 @@ def test_list_projects__keys__are_the_documented_project_schema(admin_client):
     assert set(project) == set(ProjectSchemaSerializer().fields)
 
 
-def test_potentially_stale_lifetimes__name_flag_types():
-    assert set(POTENTIALLY_STALE_AFTER) == {"release", "experiment", "operational"}
-    assert set(POTENTIALLY_STALE_AFTER) <= set(FeatureType.values)
+def test_flag_types__expected_lifetimes():
+    lifetimes = {kind.value: kind.expected_lifetime for kind in FeatureType}
+
+    assert lifetimes == {
+        "release": timedelta(days=40),
+        "experiment": timedelta(days=40),
+        "operational": timedelta(days=7),
+        "kill-switch": None,
+        "permission": None,
+    }
 
 
 # --- flag counts and health -----------------------------------------------------------------
@@ -458,10 +465,8 @@ def test_list_projects__query_count__same_bound_at_every_size(
     client = request.getfixturevalue(principal)
     client.get(URL)  # a token's first use records its last-use time: one write, once
 
-    # The token; on PostgreSQL `SET LOCAL jit = off`; the projects with their figures; the
-    # owners; the caller's favorites (on PostgreSQL outside a transaction, the snapshot check
-    # replaces the jit setting, figures and owners when nothing changed): never one query
-    # per project or flag.
+    # The token; on PostgreSQL the transaction's settings; the projects with their figures;
+    # the owners; the caller's favorites: never one query per project or flag.
     with django_assert_max_num_queries(5):
         response = client.get(URL)
 
@@ -474,6 +479,6 @@ def test_compute_projects__single_statement_for_the_figures(django_assert_num_qu
     jit_setting = 1 if connection.vendor == "postgresql" else 0
 
     with django_assert_num_queries(2 + jit_setting):  # the figures, the owners
-        projects, _ = queries.compute_projects(scope="active", now=timezone.now())
+        projects = project_figures.compute_projects(scope="active", now=timezone.now())
 
     assert len(projects) == 4

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('features', '0006_read_model_indexes'),
+        ('features', '0008_project_flag_activity'),
     ]
 
     operations = [

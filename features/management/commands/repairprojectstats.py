@@ -1,0 +1,31 @@
+"""Recompute the per-project flag figures the database keeps, and fix those that differ."""
+
+from django.core.management.base import BaseCommand
+
+from features.project_stats import repair
+
+
+class Command(BaseCommand):
+    help = (
+        "Recount the flags of every project (by type and stale state), recompute when its "
+        "flags were last changed and used, and fix the stored figures that differ. Writes of "
+        "flags and audit events wait while it runs; safe to run at any time."
+    )
+
+    def handle(self, *args, **options) -> None:
+        wrong_counts, wrong_times = repair()
+        for (project, kind, stale), (was, now) in sorted(wrong_counts.items()):
+            state = "stale" if stale else "not stale"
+            self.stdout.write(f"{project}: {kind} flags, {state}: {was} -> {now}")
+        for project, (was, now) in sorted(wrong_times.items()):
+            self.stdout.write(f"{project}: last flag event, usage: {_times(was)} -> {_times(now)}")
+        total = len(wrong_counts) + len(wrong_times)
+        self.stdout.write(
+            f"Repaired {total} project figures."
+            if total
+            else "Every project figure equals a recomputation from the rows."
+        )
+
+
+def _times(pair: tuple) -> str:
+    return ", ".join(moment.isoformat() if moment else "none" for moment in pair)

@@ -1,0 +1,103 @@
+"""Django admin of projects: the list shows each project's figures as the API lists them (one
+read model, `features.project_figures`, computed for the page's projects at once); members and
+environments are edited inline. Writes are audited like every admin's (`AuditedModelAdmin`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.contrib.admin.views.main import ChangeList
+from django.http import HttpRequest
+
+from features.project_figures import project_figures
+from flagadmin.admin_audit import AuditedModelAdmin, json_safe
+from projects.admin import ArchivedFilter, ProjectEnvironmentInline, ProjectRoleAssignmentInline
+from projects.models import Project
+
+
+class ProjectChangeList(ChangeList):
+    """The page of projects, each with `figures`: the project as the API lists it, computed
+    for the page's projects at once by the API's own read model."""
+
+    def get_results(self, request: HttpRequest) -> None:
+        super().get_results(request)
+        figures = project_figures([project.pk for project in self.result_list])
+        for project in self.result_list:
+            project.figures = figures[project.pk]
+
+
+@admin.register(Project)
+class ProjectAdmin(AuditedModelAdmin):
+    audit_type = "project"
+    list_display = [
+        "id",
+        "name",
+        "mode",
+        "feature_count",
+        "member_count",
+        "health",
+        "archived",
+        "created_at",
+    ]
+    list_filter = ["mode", ArchivedFilter]
+    search_fields = ["id", "name"]
+    fields = [
+        "id",
+        "name",
+        "description",
+        "mode",
+        "default_stickiness",
+        "created_at",
+        "updated_at",
+        "archived_at",
+    ]
+    readonly_fields = ["created_at", "updated_at"]
+    inlines = [ProjectRoleAssignmentInline, ProjectEnvironmentInline]
+
+    def audit_data(self, obj: Project) -> dict[str, Any]:
+        # What POST /api/admin/projects records, plus what else the admin edits: archiving,
+        # and the members and environments of the inlines.
+        environments = obj.project_environments.order_by("environment_id")
+        members = obj.role_assignments.order_by("role_id", "user_id", "group_id")
+        return json_safe(
+            {
+                "id": obj.pk,
+                "name": obj.name,
+                "description": obj.description,
+                "mode": obj.mode,
+                "defaultStickiness": obj.default_stickiness,
+                "environments": list(environments.values_list("environment_id", flat=True)),
+                "archivedAt": obj.archived_at,
+                "members": [
+                    {"role": role, "user": user, "group": group}
+                    for role, user, group in members.values_list("role_id", "user_id", "group_id")
+                ],
+            }
+        )
+
+    def audit_scope(self, obj: Project) -> dict[str, Any]:
+        return {"project": obj.pk}
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Project | None = None):
+        # The id is the project's key in URLs and tokens: set once, at creation.
+        return [*self.readonly_fields, "id"] if obj is not None else self.readonly_fields
+
+    def get_changelist(self, request: HttpRequest, **kwargs) -> type[ChangeList]:
+        return ProjectChangeList
+
+    @admin.display(description="flags")
+    def feature_count(self, project: Project) -> int:
+        return project.figures["featureCount"]
+
+    @admin.display(description="members")
+    def member_count(self, project: Project) -> int:
+        return project.figures["memberCount"]
+
+    @admin.display(description="health")
+    def health(self, project: Project) -> str:
+        return f"{project.figures['health']}%"
+
+    @admin.display(description="archived", boolean=True, ordering="archived_at")
+    def archived(self, project: Project) -> bool:
+        return project.archived_at is not None
