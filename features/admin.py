@@ -1,6 +1,7 @@
 """Django admin of flags (environments, tags, lifecycle and dependencies inline, the flag's audit
-events on its page), tag types, tags, segments and strategies. Projects: `features.project_admin`
-(registered from here), beside the read model its list shares with the API.
+events on its page), tag types, tags, segments, strategies, and what SDKs report (usage counts,
+instances). Projects: `features.project_admin` (registered from here), beside the read model its
+list shares with the API.
 
 Creating and archiving go through `features.services`, as the API does: a flag added here gets
 its environments, lifecycle stage and `feature-created` event; archiving is an action.
@@ -20,6 +21,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.http import urlencode
 
 from features.models import (
+    ClientInstance,
     Feature,
     FeatureDependency,
     FeatureEnvironment,
@@ -27,6 +29,7 @@ from features.models import (
     FeatureStrategy,
     FeatureStrategySegment,
     FeatureTag,
+    FeatureUsageBucket,
     Segment,
     Tag,
     TagType,
@@ -539,6 +542,35 @@ class SegmentAdmin(AuditedModelAdmin):
     list_filter = ["project"]
     search_fields = ["name"]
     fields = ["name", "description", "project", "constraints", "created_by"]
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """What SDKs report: shown, never edited by hand."""
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+
+@admin.register(FeatureUsageBucket)
+class FeatureUsageBucketAdmin(ReadOnlyAdmin):
+    """Hourly yes/no counts per flag, environment and application (`POST /api/client/metrics`)."""
+
+    list_display = ["hour", "feature_name", "environment", "app_name", "yes", "no"]
+    list_filter = ["environment"]
+    search_fields = ["feature_name", "app_name"]
+    date_hierarchy = "hour"
+
+
+@admin.register(ClientInstance)
+class ClientInstanceAdmin(ReadOnlyAdmin):
+    """SDK instances that registered (`POST /api/client/register`)."""
+
+    list_display = ["app_name", "instance_id", "environment", "sdk_version", "last_seen_at"]
+    list_filter = ["environment"]
+    search_fields = ["app_name", "instance_id"]
 
 
 # The projects' admin shows flag figures, so it lives in this app; importing it registers it.

@@ -370,3 +370,55 @@ class FavoriteFeature(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} ♥ {self.feature_id}"
+
+
+class FeatureUsageBucket(models.Model):
+    """How often applications evaluated a flag to on (`yes`) and off (`no`) in one environment
+    within one hour, as SDKs report it (`POST /api/client/metrics`). Reports add to the bucket
+    of their hour (one upsert per report), so the table grows by hours, not by reports.
+
+    Keyed by the flag's name rather than a foreign key: SDKs report names they know, and a
+    report must neither fail nor wait on a flag being archived or deleted meanwhile."""
+
+    feature_name = models.CharField(max_length=255)
+    environment = models.CharField(max_length=100)
+    app_name = models.CharField(max_length=255)
+    hour = models.DateTimeField(help_text="Start of the hour (UTC) the counts belong to.")
+    yes = models.BigIntegerField(default=0)
+    no = models.BigIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-hour", "feature_name", "environment", "app_name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["feature_name", "environment", "app_name", "hour"],
+                name="usage_bucket_unique",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.feature_name}@{self.environment} {self.hour:%Y-%m-%d %H}h"
+
+
+class ClientInstance(models.Model):
+    """An SDK instance that registered (`POST /api/client/register`) or sent metrics."""
+
+    app_name = models.CharField(max_length=255)
+    instance_id = models.CharField(max_length=255)
+    environment = models.CharField(max_length=100)
+    sdk_version = models.CharField(max_length=255, blank=True, default="")
+    strategies = models.JSONField(default=list, blank=True)
+    interval = models.BigIntegerField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    last_seen_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["app_name", "instance_id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["app_name", "instance_id", "environment"], name="client_instance_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.app_name} ({self.instance_id})"

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 from django.db import connection
-from django.db.models import Exists, OuterRef, Prefetch, Subquery, prefetch_related_objects
+from django.db.models import (
+    Count,
+    Exists,
+    OuterRef,
+    Prefetch,
+    Q,
+    Subquery,
+    prefetch_related_objects,
+)
 
 from features.models import (
     FavoriteFeature,
@@ -183,3 +191,45 @@ def load_feature_detail(*, project_id: str, name: str, user: object) -> Feature:
     feature.child_names = [link.child_id for link in feature.dependent_links]
     feature.collaborator_list = feature_collaborators(name)
     return feature
+
+
+def get_project(project_id: str) -> Project:
+    """The project, archived or not (404 otherwise)."""
+    project = Project.objects.filter(pk=project_id).only("id", "default_stickiness").first()
+    if project is None:
+        raise NotFoundError(f"Project with id {project_id} does not exist")
+    return project
+
+
+def list_project_features(*, project_id: str, user: object) -> list[Feature]:
+    """The project's active flags, oldest first, each with its tags and its environments (with
+    their strategy counts): four queries whatever the number of flags."""
+    queryset = Feature.objects.filter(project_id=project_id, archived_at__isnull=True)
+    if isinstance(user, User) and user.pk is not None:
+        favorites = FavoriteFeature.objects.filter(feature=OuterRef("pk"), user=user)
+        queryset = queryset.annotate(is_favorite=Exists(favorites))
+    environments = (
+        FeatureEnvironment.objects.select_related("environment")
+        .annotate(
+            strategy_count=Count("strategies"),
+            enabled_strategy_count=Count("strategies", filter=Q(strategies__disabled=False)),
+        )
+        .order_by("environment__sort_order", "environment__name")
+    )
+    features = list(
+        queryset.order_by("created_at", "name").prefetch_related(
+            Prefetch("environments", queryset=environments, to_attr="environment_list"),
+            Prefetch(
+                "feature_tags",
+                queryset=FeatureTag.objects.select_related("tag").order_by("id"),
+                to_attr="tag_links",
+            ),
+        )
+    )
+    for feature in features:
+        if not hasattr(feature, "is_favorite"):
+            feature.is_favorite = False
+        feature.tag_list = [
+            {"type": link.tag.type_id, "value": link.tag.value} for link in feature.tag_links
+        ]
+    return features

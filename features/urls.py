@@ -1,7 +1,16 @@
 from django.urls import path
 
 from features.project_views import ProjectViewSet
-from features.views import ProjectFeatureViewSet
+from features.views import (
+    FeatureEnvironmentViewSet,
+    FeatureStrategyViewSet,
+    ProjectFeatureBatchViewSet,
+    ProjectFeatureViewSet,
+)
+
+FLAG_ENVIRONMENT = (
+    "projects/<str:projectId>/features/<str:featureName>/environments/<str:environment>"
+)
 
 urlpatterns = [
     path(
@@ -11,23 +20,53 @@ urlpatterns = [
     ),
     path("projects/<str:projectId>", ProjectViewSet.as_view({"get": "retrieve"}), name="project"),
     path(
-        "projects/<str:projectId>/archive",
+        "projects/archive/<str:projectId>",
         ProjectViewSet.as_view({"post": "archive"}),
         name="project-archive",
     ),
     path(
-        "projects/<str:projectId>/revive",
+        "projects/revive/<str:projectId>",
         ProjectViewSet.as_view({"post": "revive"}),
         name="project-revive",
     ),
     path(
         "projects/<str:projectId>/features",
-        ProjectFeatureViewSet.as_view({"post": "create"}),
+        ProjectFeatureViewSet.as_view({"get": "list", "post": "create"}),
         name="project-features",
     ),
     path(
         "projects/<str:projectId>/features/<str:featureName>",
         ProjectFeatureViewSet.as_view({"get": "retrieve", "delete": "destroy"}),
         name="project-feature",
+    ),
+    path(
+        "projects/<str:projectId>/archive",
+        ProjectFeatureBatchViewSet.as_view({"post": "archive"}),
+        name="project-features-archive",
+    ),
+    path(
+        "projects/<str:projectId>/revive",
+        ProjectFeatureBatchViewSet.as_view({"post": "revive"}),
+        name="project-features-revive",
+    ),
+    path(
+        f"{FLAG_ENVIRONMENT}/on",
+        FeatureEnvironmentViewSet.as_view({"post": "on"}),
+        name="feature-environment-on",
+    ),
+    path(
+        f"{FLAG_ENVIRONMENT}/off",
+        FeatureEnvironmentViewSet.as_view({"post": "off"}),
+        name="feature-environment-off",
+    ),
+    path(
+        f"{FLAG_ENVIRONMENT}/strategies",
+        FeatureStrategyViewSet.as_view({"get": "list", "post": "create"}),
+        name="feature-strategies",
+    ),
+    path(
+        f"{FLAG_ENVIRONMENT}/strategies/<str:strategyId>",
+        FeatureStrategyViewSet.as_view({"get": "retrieve", "put": "update", "delete": "destroy"}),
+        name="feature-strategy",
     ),
 ]

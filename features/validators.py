@@ -31,6 +31,9 @@ CONSTRAINT_OPERATORS = (
     "SEMVER_EQ",
     "SEMVER_GT",
     "SEMVER_LT",
+    "SEMVER_GTE",
+    "SEMVER_LTE",
+    "REGEX",
 )
 WEIGHT_TYPES = ("variable", "fix")
 PAYLOAD_TYPES = ("json", "csv", "string", "number")

@@ -10,16 +10,49 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from features.schema import SpecNamedAutoSchema
-from features.selectors import get_active_project, get_project_feature, load_feature_detail
-from features.serializers import CreateFeatureSchemaSerializer, FeatureSchemaSerializer
-from features.services import archive_feature, create_feature
+from features.selectors import (
+    get_active_project,
+    get_project,
+    get_project_feature,
+    list_project_features,
+    load_feature_detail,
+)
+from features.serializers import (
+    CreateFeatureSchemaSerializer,
+    FeatureSchemaSerializer,
+    FeatureStrategySchemaSerializer,
+)
+from features.services import (
+    add_feature_strategy,
+    archive_feature,
+    archive_features,
+    create_feature,
+    delete_feature_strategy,
+    get_feature_strategy,
+    revive_features,
+    set_feature_environment_enabled,
+    update_feature_strategy,
+)
+from features.strategy_serializers import (
+    BatchFeaturesSchemaSerializer,
+    CreateFeatureStrategySchemaSerializer,
+    ProjectFeatureSchemaSerializer,
+    ProjectFeaturesSchemaSerializer,
+)
 from flagadmin import permissions as perms
+from flagadmin.api.errors import NotFoundError
 from flagadmin.api.views import AdminApiMixin
 from flagadmin.names import URL_SAFE_CHARACTERS
 from flagadmin.schema import error_responses
 
 PROJECT_ID = OpenApiParameter("projectId", str, OpenApiParameter.PATH, description="Project id.")
 FEATURE_NAME = OpenApiParameter("featureName", str, OpenApiParameter.PATH, description="Flag name.")
+ENVIRONMENT = OpenApiParameter(
+    "environment", str, OpenApiParameter.PATH, description="Environment name."
+)
+STRATEGY_ID = OpenApiParameter(
+    "strategyId", str, OpenApiParameter.PATH, description="Strategy id (a UUID)."
+)
 
 
 # Built once: a DRF serializer copies its declared fields on every instantiation, which costs
@@ -27,6 +60,8 @@ FEATURE_NAME = OpenApiParameter("featureName", str, OpenApiParameter.PATH, descr
 # calls, so one instance of each serves every request.
 CREATE_FEATURE_SCHEMA = CreateFeatureSchemaSerializer()
 FEATURE_SCHEMA = FeatureSchemaSerializer()
+PROJECT_FEATURE = ProjectFeatureSchemaSerializer(many=True)
+STRATEGY_SCHEMA = FeatureStrategySchemaSerializer()
 
 
 def feature_location(project_id: str, name: str) -> str:
@@ -42,8 +77,30 @@ class ProjectFeatureViewSet(AdminApiMixin, viewsets.ViewSet):
     """Create, read and archive the feature flags of a project."""
 
     schema = SpecNamedAutoSchema()
-    required_permissions = {"create": perms.CREATE_FEATURE, "destroy": perms.DELETE_FEATURE}
+    required_permissions = {
+        "list": perms.NONE,
+        "create": perms.CREATE_FEATURE,
+        "destroy": perms.DELETE_FEATURE,
+    }
     project_url_kwarg = "projectId"
+
+    @extend_schema(
+        operation_id="getFeatures",
+        tags=["Features"],
+        summary="Get all features in a project",
+        description=(
+            "The project's active flags, oldest first, each with its tags and, per "
+            "environment, whether it is enabled and how many strategies it has. Any "
+            "admin-API principal may read. 404 for an unknown project."
+        ),
+        parameters=[PROJECT_ID],
+        responses={200: ProjectFeaturesSchemaSerializer, **error_responses(404)},
+    )
+    def list(self, request: Request, projectId: str) -> Response:
+        get_project(projectId)
+        features = list_project_features(project_id=projectId, user=request.user)
+        body = {"version": 2, "features": PROJECT_FEATURE.to_representation(features)}
+        return Response(body)
 
     @extend_schema(
         operation_id="createFeature",
@@ -107,3 +164,242 @@ class ProjectFeatureViewSet(AdminApiMixin, viewsets.ViewSet):
         feature = get_project_feature(project_id=projectId, name=featureName)
         archive_feature(feature=feature, actor=request.user)
         return Response(status=status.HTTP_202_ACCEPTED)
+
+
+def active_feature(project_id: str, name: str):
+    """The active flag `name` of project `project_id` (404 otherwise)."""
+    feature = get_project_feature(project_id=project_id, name=name)
+    if feature.archived_at is not None:
+        raise NotFoundError(f"Could not find feature toggle with name {name}")
+    return feature
+
+
+class FeatureEnvironmentViewSet(AdminApiMixin, viewsets.ViewSet):
+    """Turn a flag on or off in one environment."""
+
+    schema = SpecNamedAutoSchema()
+    required_permission = perms.UPDATE_FEATURE
+    project_url_kwarg = "projectId"
+
+    def _toggle(self, request: Request, projectId: str, featureName: str, environment: str, on):
+        feature = active_feature(projectId, featureName)
+        set_feature_environment_enabled(
+            feature=feature, environment=environment, enabled=on, actor=request.user
+        )
+        detail = load_feature_detail(project_id=projectId, name=featureName, user=request.user)
+        return Response(FEATURE_SCHEMA.to_representation(detail))
+
+    @extend_schema(
+        operation_id="toggleFeatureEnvironmentOn",
+        tags=["Features"],
+        summary="Enable a feature flag",
+        description=(
+            "Turns the flag on in the environment and records `feature-environment-enabled`. "
+            "When the flag has no strategy there, Unleash's default is added first: a "
+            "`flexibleRollout` at 100 % (recorded as `feature-strategy-add`). Turning on an "
+            "enabled flag changes nothing. Needs `UPDATE_FEATURE` in the project (Owner, "
+            "Member, Editor, Admin). 404 for an unknown flag, or an environment the flag has "
+            "no entry in. Answers with the whole flag."
+        ),
+        parameters=[PROJECT_ID, FEATURE_NAME, ENVIRONMENT],
+        request=None,
+        responses={200: FeatureSchemaSerializer, **error_responses(404, 415)},
+    )
+    def on(self, request: Request, projectId: str, featureName: str, environment: str):
+        return self._toggle(request, projectId, featureName, environment, True)
+
+    @extend_schema(
+        operation_id="toggleFeatureEnvironmentOff",
+        tags=["Features"],
+        summary="Disable a feature flag",
+        description=(
+            "Turns the flag off in the environment and records "
+            "`feature-environment-disabled`; its strategies stay. Turning off a disabled flag "
+            "changes nothing. Needs `UPDATE_FEATURE` in the project. Answers with the whole "
+            "flag."
+        ),
+        parameters=[PROJECT_ID, FEATURE_NAME, ENVIRONMENT],
+        request=None,
+        responses={200: FeatureSchemaSerializer, **error_responses(404, 415)},
+    )
+    def off(self, request: Request, projectId: str, featureName: str, environment: str):
+        return self._toggle(request, projectId, featureName, environment, False)
+
+
+class FeatureStrategyViewSet(AdminApiMixin, viewsets.ViewSet):
+    """The strategies of a flag in one environment."""
+
+    schema = SpecNamedAutoSchema()
+    required_permissions = {
+        "list": perms.NONE,
+        "retrieve": perms.NONE,
+        "create": perms.UPDATE_FEATURE,
+        "update": perms.UPDATE_FEATURE,
+        "destroy": perms.UPDATE_FEATURE,
+    }
+    project_url_kwarg = "projectId"
+
+    @extend_schema(
+        operation_id="getFeatureStrategies",
+        tags=["Features"],
+        summary="Get strategies for a feature flag in an environment",
+        description="The flag's strategies in the environment, in their sort order.",
+        parameters=[PROJECT_ID, FEATURE_NAME, ENVIRONMENT],
+        responses={200: FeatureStrategySchemaSerializer(many=True), **error_responses(404)},
+    )
+    def list(self, request: Request, projectId: str, featureName: str, environment: str):
+        feature = active_feature(projectId, featureName)
+        detail = load_feature_detail(project_id=projectId, name=feature.name, user=request.user)
+        for env in detail.environment_list:
+            if env.environment_id == environment:
+                return Response([STRATEGY_SCHEMA.to_representation(s) for s in env.strategy_list])
+        raise NotFoundError(f'Environment "{environment}" is not enabled for flag "{featureName}"')
+
+    @extend_schema(
+        operation_id="addFeatureStrategy",
+        tags=["Features"],
+        summary="Add a strategy to a feature flag",
+        description=(
+            "Adds a strategy to the flag in the environment (last, unless `sortOrder` is "
+            "given) and records `feature-strategy-add`. Needs `UPDATE_FEATURE` in the project. "
+            "Answers 200 with the strategy, as Unleash."
+        ),
+        parameters=[PROJECT_ID, FEATURE_NAME, ENVIRONMENT],
+        request=CreateFeatureStrategySchemaSerializer,
+        responses={
+            200: FeatureStrategySchemaSerializer,
+            **error_responses(400, 404, 413, 415),
+        },
+    )
+    def create(self, request: Request, projectId: str, featureName: str, environment: str):
+        body = CreateFeatureStrategySchemaSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        feature = active_feature(projectId, featureName)
+        strategy = add_feature_strategy(
+            feature=feature, environment=environment, **body.validated_data, actor=request.user
+        )
+        return Response(self._strategy(feature, environment, str(strategy.id)))
+
+    @extend_schema(
+        operation_id="getFeatureStrategy",
+        tags=["Features"],
+        summary="Get a strategy configuration",
+        description="One strategy of the flag in the environment; 404 for an unknown id.",
+        parameters=[PROJECT_ID, FEATURE_NAME, ENVIRONMENT, STRATEGY_ID],
+        responses={200: FeatureStrategySchemaSerializer, **error_responses(404)},
+    )
+    def retrieve(self, request, projectId: str, featureName: str, environment: str, strategyId):
+        feature = active_feature(projectId, featureName)
+        return Response(self._strategy(feature, environment, strategyId))
+
+    @extend_schema(
+        operation_id="updateFeatureStrategy",
+        tags=["Features"],
+        summary="Update a strategy",
+        description=(
+            "Replaces the strategy's definition (omitted optional fields take their defaults; "
+            "the sort order stays unless given) and records `feature-strategy-update` with "
+            "the strategy before and after. Needs `UPDATE_FEATURE` in the project."
+        ),
+        parameters=[PROJECT_ID, FEATURE_NAME, ENVIRONMENT, STRATEGY_ID],
+        request=CreateFeatureStrategySchemaSerializer,
+        responses={
+            200: FeatureStrategySchemaSerializer,
+            **error_responses(400, 404, 413, 415),
+        },
+    )
+    def update(self, request, projectId: str, featureName: str, environment: str, strategyId):
+        body = CreateFeatureStrategySchemaSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        feature = active_feature(projectId, featureName)
+        update_feature_strategy(
+            feature=feature,
+            environment=environment,
+            strategy_id=strategyId,
+            **body.validated_data,
+            actor=request.user,
+        )
+        return Response(self._strategy(feature, environment, strategyId))
+
+    @extend_schema(
+        operation_id="deleteFeatureStrategy",
+        tags=["Features"],
+        summary="Delete a strategy from a feature flag",
+        description=(
+            "Removes the strategy and records `feature-strategy-remove`. When no enabled "
+            "strategy is left, the flag is turned off in the environment "
+            "(`feature-environment-disabled`), as Unleash does. Needs `UPDATE_FEATURE` in the "
+            "project."
+        ),
+        parameters=[PROJECT_ID, FEATURE_NAME, ENVIRONMENT, STRATEGY_ID],
+        request=None,
+        responses={200: OpenApiResponse(description="Deleted."), **error_responses(404)},
+    )
+    def destroy(self, request, projectId: str, featureName: str, environment: str, strategyId):
+        feature = active_feature(projectId, featureName)
+        delete_feature_strategy(
+            feature=feature, environment=environment, strategy_id=strategyId, actor=request.user
+        )
+        return Response(status=status.HTTP_200_OK)
+
+    @staticmethod
+    def _strategy(feature, environment: str, strategy_id: str) -> dict:
+        strategy = get_feature_strategy(
+            feature=feature, environment=environment, strategy_id=strategy_id
+        )
+        return STRATEGY_SCHEMA.to_representation(strategy)
+
+
+class ProjectFeatureBatchViewSet(AdminApiMixin, viewsets.ViewSet):
+    """Archive or revive several flags of a project."""
+
+    schema = SpecNamedAutoSchema()
+    required_permissions = {"archive": perms.DELETE_FEATURE, "revive": perms.UPDATE_FEATURE}
+    project_url_kwarg = "projectId"
+
+    @extend_schema(
+        operation_id="archiveFeatures",
+        tags=["Features"],
+        summary="Archives a list of features",
+        description=(
+            "Archives the named flags of the project, each as `archiveFeature` does (one "
+            "`feature-archived` event each). Names of no flag and archived flags are skipped; "
+            "a flag of another project is 400. Needs `DELETE_FEATURE` in the project. 202."
+        ),
+        parameters=[PROJECT_ID],
+        request=BatchFeaturesSchemaSerializer,
+        responses={
+            202: OpenApiResponse(description="Archived."),
+            **error_responses(400, 404, 413, 415),
+        },
+    )
+    def archive(self, request: Request, projectId: str) -> Response:
+        body = BatchFeaturesSchemaSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        project = get_project(projectId)
+        archive_features(project=project, names=body.validated_data["features"], actor=request.user)
+        return Response(status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(
+        operation_id="reviveFeatures",
+        tags=["Archive"],
+        summary="Revives a list of features",
+        description=(
+            "Brings the named archived flags of the project back, disabled in every "
+            "environment, and records `feature-revived` for each. Unknown names and active "
+            "flags are skipped; a flag of another project is 400. Needs `UPDATE_FEATURE` in "
+            "the project."
+        ),
+        parameters=[PROJECT_ID],
+        request=BatchFeaturesSchemaSerializer,
+        responses={
+            200: OpenApiResponse(description="Revived."),
+            **error_responses(400, 404, 413, 415),
+        },
+    )
+    def revive(self, request: Request, projectId: str) -> Response:
+        body = BatchFeaturesSchemaSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        project = get_project(projectId)
+        revive_features(project=project, names=body.validated_data["features"], actor=request.user)
+        return Response(status=status.HTTP_200_OK)

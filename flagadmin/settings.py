@@ -144,6 +144,7 @@ INSTALLED_APPS = [
     "groups",
     "projects",
     "features",
+    "client_api",
     "auth_saml",
 ]
 
@@ -300,7 +301,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "SCHEMA_PATH_PREFIX": r"/api/admin",
-    "ENUM_NAME_OVERRIDES": {"ApiTokenTypeEnum": ["admin", "client"]},
+    "ENUM_NAME_OVERRIDES": {
+        "ApiTokenTypeEnum": ["admin", "client"],
+        "VariantPayloadTypeEnum": "features.validators.PAYLOAD_TYPES",
+    },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "flagadmin.schema.drop_request_suffix",
@@ -312,6 +316,16 @@ INIT_ADMIN_API_TOKENS = env_list("INIT_ADMIN_API_TOKENS")
 INIT_CLIENT_API_TOKENS = env_list("INIT_CLIENT_API_TOKENS")
 # How often a token's last_used_at is written at most (seconds); never on every request.
 TOKEN_LAST_USED_RESOLUTION = int(os.environ.get("TOKEN_LAST_USED_RESOLUTION", "300"))
+# SDK metrics: a flag's last_seen_at is written only when it moves by this many seconds or more.
+LAST_SEEN_RESOLUTION = int(os.environ.get("LAST_SEEN_RESOLUTION", "60"))
+# GET /api/client/features: a worker reuses the body it serialized while no audit event was
+# recorded since, and for at most this many seconds (which bounds what a change made outside
+# the API, e.g. in SQL, or committed out of order takes to reach SDKs).
+CLIENT_FEATURES_MAX_AGE = int(os.environ.get("CLIENT_FEATURES_MAX_AGE", "10"))
+# /api/client: a worker reuses a client token's lookup, and the revision read with it, for this
+# many seconds (0: a query on every request). SDKs poll every 15 s by default, so a second's
+# delay is invisible to them and spares the database most of their requests.
+CLIENT_API_REUSE_SECONDS = float(os.environ.get("CLIENT_API_REUSE_SECONDS", "1"))
 
 LOGGING = {
     "version": 1,

@@ -1,4 +1,5 @@
-"""Root URLs: the admin API, the SAML sign-in, the OpenAPI document, health, the Django admin."""
+"""Root URLs: the admin API, the client API (SDKs), the SAML sign-in, the OpenAPI document,
+health, the Django admin."""
 
 from django.contrib import admin
 from django.urls import include, path, re_path
@@ -17,6 +18,7 @@ api_admin = [
 
 urlpatterns = [
     path("api/admin/", include(api_admin)),
+    path("api/client/", include("client_api.urls")),
     # Everything else under /api/: 401 without credentials, then 404 NotFoundError.
     re_path(r"^api(?:/[\s\S]*)?$", UnknownApiPathView.as_view()),  # [\s\S]: newlines too
     path("auth/saml/", include("auth_saml.sso_urls")),

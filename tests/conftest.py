@@ -86,3 +86,19 @@ def seeded_rows_back_after_module(django_db_setup, django_db_blocker):
         serialized = getattr(connection, "_test_serialized_contents", None)
         if serialized:
             connection.creation.deserialize_db_from_string(serialized)
+
+
+@pytest.fixture(autouse=True)
+def fresh_client_features_cache():
+    """Each test starts without what the client API keeps in memory between requests
+    (serialized bodies, token lookups, last_seen writes): a rolled-back test's rows are gone,
+    and on SQLite its audit event ids are given out again."""
+    from client_api.authentication import forget_tokens
+    from client_api.queries import clear_cache
+    from features.services import forget_last_seen_writes
+
+    for forget in (clear_cache, forget_tokens, forget_last_seen_writes):
+        forget()
+    yield
+    for forget in (clear_cache, forget_tokens, forget_last_seen_writes):
+        forget()

@@ -13,6 +13,9 @@ from flagadmin.settings import *  # noqa: F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 LOGGING["root"]["level"] = "WARNING"  # noqa: F405
+# Tests change flags and read them back at once: no reuse of client-token lookups between
+# requests (tests/test_client_api.py turns it on where it is the subject).
+CLIENT_API_REUSE_SECONDS = 0
 
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
     # A test database in a file rather than shared-cache memory: in shared-cache mode a second

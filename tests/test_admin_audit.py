@@ -7,7 +7,14 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from features.models import Feature, FeatureDependency, FeatureEnvironment, FeatureTag, TagType
+from features.models import (
+    Feature,
+    FeatureDependency,
+    FeatureEnvironment,
+    FeatureStrategy,
+    FeatureTag,
+    TagType,
+)
 from flagadmin.admin_audit import json_safe
 from flagadmin.models import ApiToken, AuditEvent, Role, TokenType
 from groups.models import Group, GroupMembership
@@ -207,16 +214,37 @@ def test_admin_bulk_enable_in_environment__records_feature_environment_enabled(s
 
     assert response.status_code == 302
     assert FeatureEnvironment.objects.get(feature=flag, environment_id="production").enabled
+    # The flag had no strategy there: Unleash's default (flexibleRollout 100 %) comes first.
+    strategy = FeatureStrategy.objects.get(feature_environment__feature=flag)
     assert recorded() == [
+        by_operator(
+            operator,
+            "feature-strategy-add",
+            project="default",
+            feature_name="checkout",
+            environment="production",
+            data={
+                "id": str(strategy.id),
+                "name": "flexibleRollout",
+                "title": None,
+                "disabled": False,
+                "constraints": [],
+                "parameters": {"rollout": "100", "groupId": "checkout", "stickiness": "default"},
+                "variants": [],
+                "sortOrder": 0,
+                "segments": [],
+            },
+        ),
         by_operator(
             operator,
             "feature-environment-enabled",
             project="default",
             feature_name="checkout",
             environment="production",
-        )
+        ),
     ]
-    assert AuditEvent.objects.get().tags == [{"type": "simple", "value": "team-red"}]
+    team_red = [{"type": "simple", "value": "team-red"}]
+    assert [event.tags for event in AuditEvent.objects.order_by("id")] == [team_red, team_red]
 
 
 def test_admin_bulk_disable__skips_flags_without_that_environment_and_archived(staff, operator):
@@ -271,8 +299,20 @@ def test_admin_inline__flag_environment_toggle_and_variants(staff, operator):
             pre_data={"variants": []},
             **scope,
         ),
+        # No strategy there yet: Unleash's default comes with the switch.
+        by_operator(
+            operator,
+            "feature-strategy-add",
+            data=AuditEvent.objects.get(type="feature-strategy-add").data,
+            **scope,
+        ),
         by_operator(operator, "feature-environment-enabled", **scope),
     ]
+    assert AuditEvent.objects.get(type="feature-strategy-add").data["parameters"] == {
+        "rollout": "100",
+        "groupId": "inline",
+        "stickiness": "default",
+    }
 
 
 def test_admin_inline__flag_tags_added_and_removed(staff, operator):

@@ -257,3 +257,21 @@ def test_feature_admin__actions_per_environment_and_no_bulk_delete(staff):
         "enable_in_production",
         "disable_in_production",
     ]
+
+
+@pytest.mark.parametrize(
+    "url", ["/admin/features/featureusagebucket/", "/admin/features/clientinstance/"]
+)
+def test_sdk_reports_admin__listed_read_only(staff, url):
+    from features.models import ClientInstance, FeatureUsageBucket
+
+    FeatureUsageBucket.objects.create(
+        feature_name="f", environment="development", app_name="shop", hour=timezone.now(), yes=1
+    )
+    ClientInstance.objects.create(app_name="shop", instance_id="i", environment="development")
+
+    response = staff.get(url)
+
+    assert response.status_code == 200
+    assert b"shop" in response.content
+    assert staff.get(f"{url}add/").status_code == 403

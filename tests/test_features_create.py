@@ -800,8 +800,9 @@ def test_create_feature__json_with_charset__201(admin_client):
     assert response.status_code == 201
 
 
-def test_create_feature__get_on_collection__405(admin_client):
-    assert_error(admin_client.get(URL), 405, "MethodNotAllowedError")
+def test_create_feature__put_on_collection__405(admin_client):
+    # GET lists the project's flags (getFeatures); PUT is no operation of the collection.
+    assert_error(admin_client.put(URL, {}, format="json"), 405, "MethodNotAllowedError")
 
 
 # --- queries --------------------------------------------------------------------------------

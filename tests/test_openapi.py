@@ -53,7 +53,9 @@ def test_openapi__core_operations(document):
 
 def test_openapi__every_operation_is_authenticated_and_documents_401_403(document):
     for path, method, operation in _operations(document):
-        assert {"apiKey": []} in operation["security"], (path, method)
+        # The client API takes client tokens only: its own scheme, same header.
+        scheme = "clientKey" if path.startswith("/api/client/") else "apiKey"
+        assert {scheme: []} in operation["security"], (path, method)
         for status in ("401", "403"):
             assert status in operation["responses"], (path, method, status)
             content = operation["responses"][status]["content"]["application/json"]
@@ -124,10 +126,26 @@ UNLEASH_TAGS = {
     "/api/admin/projects": "Projects",
     "/api/admin/projects/{projectId}": "Projects",
     "/api/admin/projects/{projectId}/access": "Projects",
-    "/api/admin/projects/{projectId}/archive": "Projects",
-    "/api/admin/projects/{projectId}/revive": "Projects",
+    "/api/admin/projects/archive/{projectId}": "Projects",
+    "/api/admin/projects/revive/{projectId}": "Projects",
+    # The flag batch operations (archiveFeatures, reviveFeatures), tagged as Unleash tags them.
+    "/api/admin/projects/{projectId}/archive": "Features",
+    "/api/admin/projects/{projectId}/revive": "Archive",
     "/api/admin/projects/{projectId}/features": "Features",
     "/api/admin/projects/{projectId}/features/{featureName}": "Features",
+    "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/on": (
+        "Features"
+    ),
+    "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/off": (
+        "Features"
+    ),
+    "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}"
+    "/strategies": "Features",
+    "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}"
+    "/strategies/{strategyId}": "Features",
+    "/api/client/features": "Client",
+    "/api/client/metrics": "Client",
+    "/api/client/register": "Client",
     "/api/admin/service-account": "Service Accounts",
     "/api/admin/service-account/{id}/token": "Service Accounts",
     "/api/admin/user-admin": "Users",

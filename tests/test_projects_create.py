@@ -1,5 +1,5 @@
 """POST /api/admin/projects and the project companions: GET /api/admin/projects/:id and
-POST /api/admin/projects/:id/archive and /revive."""
+POST /api/admin/projects/archive/:id and /revive/:id."""
 
 from __future__ import annotations
 
@@ -408,7 +408,7 @@ def test_get_project__wrong_method__405(admin_client):
 def test_archive_project__200_listed_only_as_archived_event(admin_client):
     ProjectFactory(id="old")
 
-    response = post(admin_client, f"{URL}/old/archive")
+    response = post(admin_client, f"{URL}/archive/old")
 
     assert response.status_code == 200, response.content
     project = Project.objects.get(pk="old")
@@ -423,10 +423,10 @@ def test_archive_project__200_listed_only_as_archived_event(admin_client):
 
 def test_archive_project__twice__same_time_one_event(admin_client):
     ProjectFactory(id="old")
-    post(admin_client, f"{URL}/old/archive")
+    post(admin_client, f"{URL}/archive/old")
     first = Project.objects.get(pk="old").archived_at
 
-    response = post(admin_client, f"{URL}/old/archive")
+    response = post(admin_client, f"{URL}/archive/old")
 
     assert response.status_code == 200
     assert Project.objects.get(pk="old").archived_at == first
@@ -435,7 +435,7 @@ def test_archive_project__twice__same_time_one_event(admin_client):
 
 def test_archive_project__then_new_flag__404(admin_client):
     ProjectFactory(id="old")
-    post(admin_client, f"{URL}/old/archive")
+    post(admin_client, f"{URL}/archive/old")
 
     response = post(admin_client, f"{URL}/old/features", {"name": "late"})
 
@@ -445,7 +445,7 @@ def test_archive_project__then_new_flag__404(admin_client):
 def test_revive_project__200_active_again_event(admin_client):
     ProjectFactory(id="back", archived_at="2024-01-01T00:00:00Z")
 
-    response = post(admin_client, f"{URL}/back/revive")
+    response = post(admin_client, f"{URL}/revive/back")
 
     assert response.status_code == 200, response.content
     assert response.json()["archivedAt"] is None
@@ -455,7 +455,7 @@ def test_revive_project__200_active_again_event(admin_client):
 
 
 def test_revive_project__active__200_nothing_recorded(admin_client):
-    response = post(admin_client, f"{URL}/default/revive")
+    response = post(admin_client, f"{URL}/revive/default")
 
     assert response.status_code == 200
     assert not AuditEvent.objects.filter(type="project-revived").exists()
@@ -463,7 +463,7 @@ def test_revive_project__active__200_nothing_recorded(admin_client):
 
 @pytest.mark.parametrize("action", ["archive", "revive"])
 def test_archive_or_revive__unknown_project__404(admin_client, action):
-    assert_error(post(admin_client, f"{URL}/nope/{action}"), 404, "NotFoundError")
+    assert_error(post(admin_client, f"{URL}/{action}/nope"), 404, "NotFoundError")
 
 
 @pytest.mark.parametrize("action", ["archive", "revive"])
@@ -471,7 +471,7 @@ def test_archive_or_revive__unknown_project__404(admin_client, action):
 def test_archive_or_revive__not_admin__403(request, action, principal):
     client = request.getfixturevalue(principal)
 
-    body = assert_error(post(client, f"{URL}/default/{action}"), 403, "NoAccessError")
+    body = assert_error(post(client, f"{URL}/{action}/default"), 403, "NoAccessError")
     assert body["permissions"] == ["ADMIN"]
     assert Project.objects.get(pk="default").archived_at is None
 
@@ -479,22 +479,22 @@ def test_archive_or_revive__not_admin__403(request, action, principal):
 def test_archive_project__project_owner__403(editor_client):
     ProjectRoleAssignmentFactory(project_id="default", user=editor_client.user)
 
-    assert_error(post(editor_client, f"{URL}/default/archive"), 403, "NoAccessError")
+    assert_error(post(editor_client, f"{URL}/archive/default"), 403, "NoAccessError")
 
 
 @pytest.mark.parametrize("action", ["archive", "revive"])
 def test_archive_or_revive__anonymous__401(anon_client, action):
-    assert_error(post(anon_client, f"{URL}/default/{action}"), 401, "AuthenticationRequired")
+    assert_error(post(anon_client, f"{URL}/{action}/default"), 401, "AuthenticationRequired")
 
 
 @pytest.mark.parametrize("action", ["archive", "revive"])
 def test_archive_or_revive__not_json__415(admin_client, action):
     response = admin_client.generic(
-        "POST", f"{URL}/default/{action}", "", content_type="text/plain"
+        "POST", f"{URL}/{action}/default", "", content_type="text/plain"
     )
 
     assert_error(response, 415, "ContentTypeerror")
 
 
 def test_archive_project__admin_user__200(admin_user_client):
-    assert post(admin_user_client, f"{URL}/default/archive").status_code == 200
+    assert post(admin_user_client, f"{URL}/archive/default").status_code == 200

@@ -1,0 +1,142 @@
+"""The client API that SDKs use: /api/client/features, /register, /metrics."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.http import HttpResponse, HttpResponseNotModified
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from client_api.authentication import ClientPrincipal, ClientTokenAuthentication, IsClient
+from client_api.queries import client_features
+from client_api.schema import ClientTokenScheme  # noqa: F401  (registers the scheme)
+from client_api.serializers import (
+    ClientApplicationSchemaSerializer,
+    ClientFeaturesSchemaSerializer,
+    ClientMetricsSchemaSerializer,
+    parse_client_metrics,
+)
+from features.services import record_client_metrics, register_client_instance
+from flagadmin.api.errors import ContentTooLargeError, ContentTypeError, LengthRequiredError
+from flagadmin.api.views import BODY_METHODS
+from flagadmin.schema import error_responses
+
+
+class ClientApiView(APIView):
+    """Client tokens only (admin and personal tokens: 403, as Unleash); the admin API's checks
+    of body size and content type."""
+
+    authentication_classes = [ClientTokenAuthentication]
+    permission_classes = [IsClient]
+
+    def initial(self, request: Request, *args, **kwargs) -> None:
+        super().initial(request, *args, **kwargs)
+        if request.method in BODY_METHODS:
+            length = request.META.get("CONTENT_LENGTH") or "0"
+            if length.isdigit() and int(length) > settings.MAX_REQUEST_BODY_BYTES:
+                raise ContentTooLargeError()
+            content_type = request.META.get("CONTENT_TYPE", "")
+            if content_type.split(";", 1)[0].strip().lower() != "application/json":
+                raise ContentTypeError(content_type or None)
+            if (
+                request.META.get("CONTENT_LENGTH") in (None, "", "0")
+                and "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower()
+            ):
+                raise LengthRequiredError()
+
+    # DRF's content negotiation and version checks add nothing for these fixed JSON answers.
+    def perform_content_negotiation(self, request: Request, force: bool = False):
+        renderer = self.renderer_classes[0]()
+        return renderer, renderer.media_type
+
+
+class ClientFeaturesView(ClientApiView):
+    @extend_schema(
+        operation_id="getAllClientFeatures",
+        tags=["Client"],
+        summary="Get all flags (SDK)",
+        description=(
+            "The flags of the token's projects with their state and enabled strategies in the "
+            "token's environment, for SDKs to evaluate locally. Answers with an `ETag`; a "
+            "request whose `If-None-Match` carries it gets 304 Not Modified while nothing "
+            "changed. Client tokens only: admin and personal tokens get 403."
+        ),
+        responses={
+            200: OpenApiResponse(
+                ClientFeaturesSchemaSerializer, description="clientFeaturesSchema"
+            ),
+            304: OpenApiResponse(description="Not modified since the ETag sent."),
+            **error_responses(),
+        },
+    )
+    def get(self, request: Request) -> HttpResponse:
+        client: ClientPrincipal = request.user
+        found = client_features(
+            projects=client.projects, environment=client.environment, revision=client.revision
+        )
+        if request.META.get("HTTP_IF_NONE_MATCH") == found.etag:
+            response = HttpResponseNotModified()
+        else:
+            response = HttpResponse(found.body, content_type="application/json")
+        response["ETag"] = found.etag
+        return response
+
+
+class ClientRegisterView(ClientApiView):
+    @extend_schema(
+        operation_id="registerClientApplication",
+        tags=["Client"],
+        summary="Register a client SDK",
+        description="SDKs call this when they start: the instance is remembered with its SDK "
+        "version and the strategies it knows. 202.",
+        request=ClientApplicationSchemaSerializer,
+        responses={
+            202: OpenApiResponse(description="This response has no body."),
+            **error_responses(400, 413, 415),
+        },
+    )
+    def post(self, request: Request) -> Response:
+        body = ClientApplicationSchemaSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        register_client_instance(
+            environment=request.user.environment,
+            app_name=data["appName"],
+            instance_id=data["instanceId"],
+            sdk_version=data["sdkVersion"],
+            strategies=data["strategies"],
+            interval=data["interval"],
+        )
+        return Response(status=status.HTTP_202_ACCEPTED)
+
+
+class ClientMetricsView(ClientApiView):
+    @extend_schema(
+        operation_id="registerClientMetrics",
+        tags=["Client"],
+        summary="Register client usage metrics",
+        description=(
+            "How often each flag was evaluated to on (`yes`) and off (`no`): added to the "
+            "flag's hourly counts in the token's environment, and sets the flag's `lastSeenAt` "
+            "there (hence the project's `lastReportedFlagUsage`). Flags of other projects than "
+            "the token's, unknown and archived flags are ignored. 202."
+        ),
+        request=ClientMetricsSchemaSerializer,
+        responses={
+            202: OpenApiResponse(description="This response has no body."),
+            **error_responses(400, 413, 415),
+        },
+    )
+    def post(self, request: Request) -> Response:
+        app_name, counts = parse_client_metrics(request.data)
+        client: ClientPrincipal = request.user
+        record_client_metrics(
+            environment=client.environment,
+            app_name=app_name,
+            counts=counts,
+            projects=client.projects,
+        )
+        return Response(status=status.HTTP_202_ACCEPTED)

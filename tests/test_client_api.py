@@ -1,0 +1,514 @@
+"""The client API for SDKs: GET /api/client/features, POST /api/client/register and
+POST /api/client/metrics, with client tokens."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+from django.test import override_settings
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from features.models import (
+    ClientInstance,
+    Feature,
+    FeatureDependency,
+    FeatureEnvironment,
+    FeatureUsageBucket,
+    Segment,
+)
+from flagadmin.models import TokenType
+from tests.conftest import assert_error
+from tests.factories import ProjectFactory, make_token
+
+FEATURES = "/api/admin/projects/default/features"
+CLIENT_FEATURES = "/api/client/features"
+
+
+def post(client, url: str, body):
+    return client.post(url, json.dumps(body), content_type="application/json")
+
+
+def sdk(projects: list[str] | None = None, environment: str = "development") -> APIClient:
+    client = APIClient()
+    token = make_token(TokenType.CLIENT, projects=projects or ["*"], environment=environment)[1]
+    client.credentials(HTTP_AUTHORIZATION=token)
+    return client
+
+
+@pytest.fixture
+def flag(admin_client) -> str:
+    assert post(admin_client, FEATURES, {"name": "checkout", "description": "d"}).status_code == 201
+    return "checkout"
+
+
+def enable(admin_client, name: str, environment: str = "development", project="default"):
+    response = admin_client.post(
+        f"/api/admin/projects/{project}/features/{name}/environments/{environment}/on",
+        content_type="application/json",
+    )
+    assert response.status_code == 200
+
+
+# --- GET /api/client/features -------------------------------------------------------------------
+
+
+def test_client_features__off_flag(flag):
+    response = sdk().get(CLIENT_FEATURES)
+
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/json"
+    etag = response["ETag"]
+    assert etag[0] == etag[-1] == '"'
+    body = response.json()
+    assert body == {
+        "version": 2,
+        "features": [
+            {
+                "name": "checkout",
+                "type": "release",
+                "enabled": False,
+                "project": "default",
+                "stale": False,
+                "strategies": [],
+                "variants": [],
+                "description": "d",
+                "impressionData": False,
+            }
+        ],
+        "query": {"environment": "development", "inlineSegmentConstraints": True},
+        "meta": {
+            "revisionId": body["meta"]["revisionId"],
+            "etag": etag,
+            "queryHash": body["meta"]["queryHash"],
+        },
+    }
+
+
+def test_client_features__enabled_with_strategies_in_the_token_environment(admin_client, flag):
+    enable(admin_client, flag)
+    segment = Segment.objects.create(
+        name="beta", constraints=[{"contextName": "region", "operator": "IN", "values": ["eu"]}]
+    )
+    strategies = f"{FEATURES}/{flag}/environments/development/strategies"
+    post(
+        admin_client,
+        strategies,
+        {
+            "name": "userWithId",
+            "parameters": {"userIds": "alice"},
+            "constraints": [{"contextName": "appName", "operator": "IN", "values": ["shop"]}],
+            "segments": [segment.pk],
+        },
+    )
+    post(admin_client, strategies, {"name": "default", "disabled": True})
+
+    development = sdk().get(CLIENT_FEATURES).json()["features"][0]
+    production = sdk(environment="production").get(CLIENT_FEATURES).json()["features"][0]
+
+    assert development["enabled"] is True
+    assert development["strategies"] == [
+        {
+            "name": "flexibleRollout",
+            "constraints": [],
+            "parameters": {"rollout": "100", "groupId": flag, "stickiness": "default"},
+            "variants": [],
+        },
+        {
+            "name": "userWithId",
+            "constraints": [
+                {
+                    "contextName": "appName",
+                    "operator": "IN",
+                    "caseInsensitive": False,
+                    "inverted": False,
+                    "values": ["shop"],
+                },
+                {"contextName": "region", "operator": "IN", "values": ["eu"]},
+            ],
+            "parameters": {"userIds": "alice"},
+            "variants": [],
+        },
+    ]
+    assert (production["enabled"], production["strategies"]) == (False, [])
+
+
+def test_client_features__dependencies(admin_client, flag):
+    post(admin_client, FEATURES, {"name": "child"})
+    FeatureDependency.objects.create(
+        parent_id=flag, child=Feature.objects.get(pk="child"), variants=["blue"]
+    )
+
+    features = {f["name"]: f for f in sdk().get(CLIENT_FEATURES).json()["features"]}
+
+    assert features["child"]["dependencies"] == [
+        {"feature": flag, "enabled": True, "variants": ["blue"]}
+    ]
+    assert "dependencies" not in features[flag]
+
+
+def test_client_features__filtered_to_the_token_projects(admin_client, flag):
+    ProjectFactory(id="other")
+    post(admin_client, "/api/admin/projects/other/features", {"name": "elsewhere"})
+    post(admin_client, FEATURES, {"name": "archived"})
+    admin_client.delete(f"{FEATURES}/archived")
+
+    scoped = sdk(projects=["other"]).get(CLIENT_FEATURES).json()
+    every = sdk().get(CLIENT_FEATURES).json()
+
+    assert [f["name"] for f in scoped["features"]] == ["elsewhere"]
+    assert scoped["query"] == {
+        "environment": "development",
+        "inlineSegmentConstraints": True,
+        "project": ["other"],
+    }
+    assert [f["name"] for f in every["features"]] == ["checkout", "elsewhere"]
+
+
+def test_client_features__if_none_match__304_until_a_change(admin_client, flag):
+    client = sdk()
+    etag = client.get(CLIENT_FEATURES)["ETag"]
+
+    unchanged = client.get(CLIENT_FEATURES, HTTP_IF_NONE_MATCH=etag)
+    enable(admin_client, flag)
+    changed = client.get(CLIENT_FEATURES, HTTP_IF_NONE_MATCH=etag)
+
+    assert unchanged.status_code == 304
+    assert unchanged.content == b""
+    assert unchanged["ETag"] == etag
+    assert changed.status_code == 200
+    assert changed["ETag"] != etag
+    assert changed.json()["features"][0]["enabled"] is True
+
+
+def test_client_features__other_etag__200(flag):
+    response = sdk().get(CLIENT_FEATURES, HTTP_IF_NONE_MATCH='"nope"')
+
+    assert response.status_code == 200
+
+
+def test_client_features__change_without_event_seen_after_max_age(flag):
+    client = sdk()
+    etag = client.get(CLIENT_FEATURES)["ETag"]
+    FeatureEnvironment.objects.filter(feature_id=flag, environment_id="development").update(
+        enabled=True
+    )
+
+    with override_settings(CLIENT_FEATURES_MAX_AGE=0):
+        response = client.get(CLIENT_FEATURES, HTTP_IF_NONE_MATCH=etag)
+
+    assert response.status_code == 200
+    assert response.json()["features"][0]["enabled"] is True
+
+
+def test_client_features__rebuilt_without_change__same_etag(flag):
+    client = sdk()
+    etag = client.get(CLIENT_FEATURES)["ETag"]
+
+    with override_settings(CLIENT_FEATURES_MAX_AGE=0):
+        response = client.get(CLIENT_FEATURES, HTTP_IF_NONE_MATCH=etag)
+
+    assert response.status_code == 304
+
+
+@pytest.mark.parametrize("flags", [1, 25])
+def test_client_features__query_count_is_constant(
+    admin_client, django_assert_max_num_queries, flags
+):
+    for number in range(flags):
+        post(admin_client, FEATURES, {"name": f"f{number}"})
+        enable(admin_client, f"f{number}")
+    client = sdk()
+
+    with django_assert_max_num_queries(8):
+        first = client.get(CLIENT_FEATURES)
+    with django_assert_max_num_queries(1):
+        again = client.get(CLIENT_FEATURES, HTTP_IF_NONE_MATCH=first["ETag"])
+
+    assert len(first.json()["features"]) == flags
+    assert again.status_code == 304
+
+
+def test_client_features__token_lookup_reused_for_a_while(
+    admin_client, flag, django_assert_num_queries
+):
+    client = sdk()
+    with override_settings(CLIENT_API_REUSE_SECONDS=60):
+        etag = client.get(CLIENT_FEATURES)["ETag"]
+        enable(admin_client, flag)
+
+        with django_assert_num_queries(0):
+            reused = client.get(CLIENT_FEATURES, HTTP_IF_NONE_MATCH=etag)
+
+    assert reused.status_code == 304
+    assert client.get(CLIENT_FEATURES, HTTP_IF_NONE_MATCH=etag).status_code == 200
+
+
+@pytest.mark.parametrize("kind", [TokenType.ADMIN, TokenType.PERSONAL])
+def test_client_features__not_a_client_token__403(kind, db):
+    from tests.factories import UserFactory
+
+    user = UserFactory() if kind == TokenType.PERSONAL else None
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=make_token(kind, user=user)[1])
+
+    body = assert_error(client.get(CLIENT_FEATURES), 403, "NoAccessError")
+
+    assert body["message"] == "invalid token: expected a different token type for this endpoint"
+
+
+def test_client_features__anonymous__401(anon_client):
+    assert_error(anon_client.get(CLIENT_FEATURES), 401, "AuthenticationRequired")
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param({"revoked_at": timezone.now()}, id="revoked"),
+        pytest.param({"expires_at": timezone.now() - timedelta(seconds=1)}, id="expired"),
+    ],
+)
+def test_client_features__unusable_token__401(db, change):
+    token, plaintext = make_token(TokenType.CLIENT, projects=["*"])
+    type(token).objects.filter(pk=token.pk).update(**change)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=plaintext)
+
+    assert_error(client.get(CLIENT_FEATURES), 401, "AuthenticationRequired")
+
+
+def test_client_features__unknown_token__401(anon_client, db):
+    anon_client.credentials(HTTP_AUTHORIZATION="*:development.nope")
+
+    assert_error(anon_client.get(CLIENT_FEATURES), 401, "AuthenticationRequired")
+
+
+def test_client_features__post__405(flag):
+    response = post(sdk(), CLIENT_FEATURES, {})
+
+    assert_error(response, 405, "MethodNotAllowedError")
+
+
+# --- POST /api/client/register ---------------------------------------------------------------
+
+
+REGISTRATION = {
+    "appName": "shop",
+    "instanceId": "shop-1",
+    "sdkVersion": "unleash-client-python:6.9.1",
+    "strategies": ["default", "flexibleRollout"],
+    "started": "2026-11-23T09:00:00Z",
+    "interval": 15000,
+}
+
+
+def test_register__202_instance_remembered(db):
+    response = post(sdk(), "/api/client/register", REGISTRATION)
+
+    assert response.status_code == 202
+    assert response.content == b""
+    instance = ClientInstance.objects.get()
+    assert (
+        instance.app_name,
+        instance.instance_id,
+        instance.environment,
+        instance.sdk_version,
+        instance.strategies,
+        instance.interval,
+    ) == (
+        "shop",
+        "shop-1",
+        "development",
+        REGISTRATION["sdkVersion"],
+        ["default", "flexibleRollout"],
+        15000,
+    )
+
+
+def test_register__again__one_instance(db):
+    client = sdk()
+    post(client, "/api/client/register", REGISTRATION)
+
+    post(client, "/api/client/register", {**REGISTRATION, "sdkVersion": "x:2"})
+
+    assert list(ClientInstance.objects.values_list("sdk_version", flat=True)) == ["x:2"]
+
+
+@pytest.mark.parametrize("missing", ["appName", "interval", "started", "strategies"])
+def test_register__missing_field__400(db, missing):
+    body = {key: value for key, value in REGISTRATION.items() if key != missing}
+
+    error = assert_error(post(sdk(), "/api/client/register", body), 400, "ValidationError")
+
+    assert error["details"][0]["path"] == f"/body/{missing}"
+
+
+def test_register__admin_token__403(admin_client):
+    assert_error(post(admin_client, "/api/client/register", REGISTRATION), 403, "NoAccessError")
+
+
+def test_register__not_json__415(db):
+    response = sdk().generic("POST", "/api/client/register", "{}", content_type="text/plain")
+
+    assert_error(response, 415, "ContentTypeerror")
+
+
+# --- POST /api/client/metrics ------------------------------------------------------------------
+
+
+def metrics(toggles: dict, app: str = "shop") -> dict:
+    return {
+        "appName": app,
+        "instanceId": "shop-1",
+        "bucket": {
+            "start": "2026-11-23T09:00:00Z",
+            "stop": "2026-11-23T09:01:00Z",
+            "toggles": toggles,
+        },
+    }
+
+
+def _project_usage(admin_client) -> str | None:
+    projects = admin_client.get("/api/admin/projects").json()["projects"]
+    return next(p for p in projects if p["id"] == "default")["lastReportedFlagUsage"]
+
+
+def test_metrics__202_counts_last_seen_and_project_usage(admin_client, flag):
+    assert _project_usage(admin_client) is None
+
+    response = post(sdk(), "/api/client/metrics", metrics({flag: {"yes": 3, "no": 1}}))
+
+    assert response.status_code == 202
+    assert response.content == b""
+    bucket = FeatureUsageBucket.objects.get()
+    assert (bucket.feature_name, bucket.environment, bucket.app_name, bucket.yes, bucket.no) == (
+        flag,
+        "development",
+        "shop",
+        3,
+        1,
+    )
+    assert bucket.hour.minute == bucket.hour.second == 0
+    seen = Feature.objects.get(pk=flag).last_seen_at
+    assert seen is not None
+    assert (
+        FeatureEnvironment.objects.get(feature_id=flag, environment_id="development").last_seen_at
+        == seen
+    )
+    assert (
+        FeatureEnvironment.objects.get(feature_id=flag, environment_id="production").last_seen_at
+        is None
+    )
+    assert _project_usage(admin_client) == seen.isoformat().replace("+00:00", "Z")
+    detail = admin_client.get(f"{FEATURES}/{flag}").json()
+    development = next(e for e in detail["environments"] if e["name"] == "development")
+    assert development["lastSeenAt"] == _project_usage(admin_client)
+
+
+def test_metrics__reports_add_up_in_the_hour_bucket(flag):
+    client = sdk()
+    post(client, "/api/client/metrics", metrics({flag: {"yes": 3, "no": 1}}))
+
+    post(client, "/api/client/metrics", metrics({flag: {"yes": 2, "no": 5}}))
+
+    assert list(FeatureUsageBucket.objects.values_list("yes", "no")) == [(5, 6)]
+
+
+def test_metrics__last_seen_written_only_when_it_moves_enough(flag):
+    client = sdk()
+    post(client, "/api/client/metrics", metrics({flag: {"yes": 1, "no": 0}}))
+    first = Feature.objects.get(pk=flag).last_seen_at
+
+    post(client, "/api/client/metrics", metrics({flag: {"yes": 1, "no": 0}}))
+
+    assert Feature.objects.get(pk=flag).last_seen_at == first
+
+
+def test_metrics__unknown_archived_and_other_project_flags_ignored(admin_client, flag):
+    ProjectFactory(id="other")
+    post(admin_client, "/api/admin/projects/other/features", {"name": "elsewhere"})
+    post(admin_client, FEATURES, {"name": "gone"})
+    admin_client.delete(f"{FEATURES}/gone")
+    toggles = {name: {"yes": 1, "no": 1} for name in (flag, "elsewhere", "gone", "nope")}
+
+    response = post(sdk(projects=["default"]), "/api/client/metrics", metrics(toggles))
+
+    assert response.status_code == 202
+    assert list(FeatureUsageBucket.objects.values_list("feature_name", flat=True)) == [flag]
+    assert Feature.objects.get(pk="elsewhere").last_seen_at is None
+
+
+def test_metrics__without_bucket__202_nothing_recorded(flag):
+    response = post(sdk(), "/api/client/metrics", {"appName": "shop"})
+
+    assert response.status_code == 202
+    assert not FeatureUsageBucket.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("body", "path"),
+    [
+        pytest.param({"instanceId": "i"}, "/body/appName", id="no-app-name"),
+        pytest.param(
+            metrics({"checkout": {"yes": -1}}), "/body/bucket/toggles/checkout/yes", id="negative"
+        ),
+        pytest.param(
+            metrics({"checkout": {"yes": "1"}}),
+            "/body/bucket/toggles/checkout/yes",
+            id="string-count",
+        ),
+        pytest.param(
+            {"appName": "a", "bucket": {"start": 1}}, "/body/bucket/toggles", id="no-toggles"
+        ),
+        pytest.param({"appName": ""}, "/body/appName", id="blank-app-name"),
+        pytest.param({"appName": 5}, "/body/appName", id="app-name-number"),
+        pytest.param({"appName": "a", "bucket": []}, "/body/bucket", id="bucket-list"),
+        pytest.param(
+            {"appName": "a", "bucket": {"toggles": {"x": 1}}},
+            "/body/bucket/toggles/x",
+            id="toggle-not-object",
+        ),
+        pytest.param(
+            metrics({"checkout": {"no": True}}), "/body/bucket/toggles/checkout/no", id="bool"
+        ),
+        pytest.param([], "/body", id="body-list"),
+    ],
+)
+def test_metrics__invalid__400(flag, body, path):
+    error = assert_error(post(sdk(), "/api/client/metrics", body), 400, "ValidationError")
+
+    assert path in [detail["path"] for detail in error["details"]]
+    assert not FeatureUsageBucket.objects.exists()
+
+
+def test_metrics__admin_token__403(admin_client):
+    response = post(admin_client, "/api/client/metrics", metrics({}))
+
+    assert_error(response, 403, "NoAccessError")
+
+
+def test_metrics__anonymous__401(anon_client):
+    assert_error(
+        post(anon_client, "/api/client/metrics", metrics({})), 401, "AuthenticationRequired"
+    )
+
+
+def test_metrics__invalid__whole_error_body(flag):
+    body = metrics({"checkout": {"yes": -1, "no": "2"}})
+
+    error = assert_error(post(sdk(), "/api/client/metrics", body), 400, "ValidationError")
+
+    assert error["details"] == [
+        {
+            "path": "/body/bucket/toggles/checkout/yes",
+            "message": "The `/body/bucket/toggles/checkout/yes` property must be >= 0. "
+            "You sent -1.",
+        },
+        {
+            "path": "/body/bucket/toggles/checkout/no",
+            "message": "The `/body/bucket/toggles/checkout/no` property must be integer. "
+            'You sent "2".',
+        },
+    ]

@@ -1,0 +1,132 @@
+"""POST /api/admin/projects/:projectId/archive and /revive with `{"features": [...]}`:
+archiveFeatures and reviveFeatures (Unleash's paths; projects themselves are archived at
+/api/admin/projects/archive/:projectId)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from features.models import Feature, FeatureEnvironment, FeatureLifecycleStage
+from flagadmin.models import AuditEvent
+from projects.models import Project
+from tests.conftest import assert_error
+from tests.factories import ProjectFactory, ProjectRoleAssignmentFactory
+
+FEATURES = "/api/admin/projects/default/features"
+ARCHIVE = "/api/admin/projects/default/archive"
+REVIVE = "/api/admin/projects/default/revive"
+
+
+def post(client, url: str, body):
+    return client.post(url, json.dumps(body), content_type="application/json")
+
+
+@pytest.fixture
+def flags(admin_client) -> list[str]:
+    for name in ("a", "b", "c"):
+        assert post(admin_client, FEATURES, {"name": name}).status_code == 201
+    return ["a", "b", "c"]
+
+
+def _archived() -> list[str]:
+    return sorted(Feature.objects.filter(archived_at__isnull=False).values_list("name", flat=True))
+
+
+def test_archive_features__202_each_archived_with_event(admin_client, flags):
+    response = post(admin_client, ARCHIVE, {"features": ["a", "b", "nope"]})
+
+    assert response.status_code == 202
+    assert response.content == b""
+    assert _archived() == ["a", "b"]
+    events = AuditEvent.objects.filter(type="feature-archived").order_by("feature_name")
+    assert [e.feature_name for e in events] == ["a", "b"]
+    assert Project.objects.get(pk="default").archived_at is None
+
+
+def test_archive_features__already_archived__no_second_event(admin_client, flags):
+    post(admin_client, ARCHIVE, {"features": ["a"]})
+
+    assert post(admin_client, ARCHIVE, {"features": ["a"]}).status_code == 202
+
+    assert AuditEvent.objects.filter(type="feature-archived").count() == 1
+
+
+def test_archive_features__flag_of_another_project__400_nothing_archived(admin_client, flags):
+    ProjectFactory(id="other")
+    post(admin_client, "/api/admin/projects/other/features", {"name": "elsewhere"})
+
+    response = post(admin_client, ARCHIVE, {"features": ["a", "elsewhere"]})
+
+    body = assert_error(response, 400, "ValidationError")
+    assert body["details"] == [
+        {"path": "/body/features", "message": "These flags are not in project default: elsewhere."}
+    ]
+    assert _archived() == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param({}, id="missing"),
+        pytest.param({"features": "a"}, id="not-a-list"),
+        pytest.param({"features": [1]}, id="not-strings"),
+    ],
+)
+def test_archive_features__invalid__400(admin_client, flags, body):
+    error = assert_error(post(admin_client, ARCHIVE, body), 400, "ValidationError")
+
+    assert error["details"][0]["path"].startswith("/body/features")
+
+
+def test_archive_features__viewer__403(viewer_client, flags):
+    body = assert_error(post(viewer_client, ARCHIVE, {"features": ["a"]}), 403, "NoAccessError")
+
+    assert body["permissions"] == ["DELETE_FEATURE"]
+
+
+def test_archive_features__member__202(viewer_client, flags):
+    ProjectRoleAssignmentFactory(project_id="default", user=viewer_client.user, role_id=5)
+
+    assert post(viewer_client, ARCHIVE, {"features": ["a"]}).status_code == 202
+
+
+def test_archive_features__anonymous__401(anon_client):
+    assert_error(post(anon_client, ARCHIVE, {"features": []}), 401, "AuthenticationRequired")
+
+
+def test_archive_features__not_json__415(admin_client):
+    response = admin_client.generic("POST", ARCHIVE, "{}", content_type="text/plain")
+
+    assert_error(response, 415, "ContentTypeerror")
+
+
+def test_archive_features__unknown_project__404(admin_client):
+    response = post(admin_client, "/api/admin/projects/nope/archive", {"features": []})
+
+    assert_error(response, 404, "NotFoundError")
+
+
+def test_revive_features__200_active_disabled_event(admin_client, flags):
+    admin_client.post(f"{FEATURES}/a/environments/development/on", content_type="application/json")
+    post(admin_client, ARCHIVE, {"features": ["a", "b"]})
+
+    response = post(admin_client, REVIVE, {"features": ["a", "c", "nope"]})
+
+    assert response.status_code == 200
+    assert _archived() == ["b"]
+    assert not FeatureEnvironment.objects.filter(feature_id="a", enabled=True).exists()
+    assert not FeatureLifecycleStage.objects.filter(feature_id="a", stage="archived").exists()
+    events = AuditEvent.objects.filter(type="feature-revived")
+    assert [(e.feature_name, e.project) for e in events] == [("a", "default")]
+    assert admin_client.get(f"{FEATURES}/a").status_code == 200
+
+
+def test_revive_features__viewer__403(viewer_client, admin_client, flags):
+    post(admin_client, ARCHIVE, {"features": ["a"]})
+
+    body = assert_error(post(viewer_client, REVIVE, {"features": ["a"]}), 403, "NoAccessError")
+
+    assert body["permissions"] == ["UPDATE_FEATURE"]
+    assert _archived() == ["a"]

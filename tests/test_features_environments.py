@@ -1,0 +1,339 @@
+"""Turning a flag on and off in an environment (toggleFeatureEnvironmentOn/Off) and listing a
+project's flags (getFeatures)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from features.models import Feature, FeatureEnvironment, FeatureStrategy
+from flagadmin.models import AuditEvent
+from tests.conftest import assert_error
+from tests.factories import FeatureTagFactory, ProjectRoleAssignmentFactory, TagFactory
+
+FEATURES = "/api/admin/projects/default/features"
+
+
+def toggle(client, name: str, state: str, environment: str = "development", project="default"):
+    return client.post(
+        f"/api/admin/projects/{project}/features/{name}/environments/{environment}/{state}",
+        content_type="application/json",
+    )
+
+
+@pytest.fixture
+def flag(admin_client) -> str:
+    response = admin_client.post(
+        FEATURES, json.dumps({"name": "checkout"}), content_type="application/json"
+    )
+    assert response.status_code == 201
+    return "checkout"
+
+
+def _state(name: str) -> dict[str, bool]:
+    return dict(
+        FeatureEnvironment.objects.filter(feature_id=name).values_list("environment_id", "enabled")
+    )
+
+
+# --- on ------------------------------------------------------------------------------------
+
+
+def test_toggle_on__no_strategy__adds_flexible_rollout_100_and_events(admin_client, flag):
+    response = toggle(admin_client, flag, "on")
+
+    assert response.status_code == 200
+    body = response.json()
+    assert body["name"] == flag
+    assert body["enabled"] is True
+    development = next(e for e in body["environments"] if e["name"] == "development")
+    assert development["enabled"] is True
+    [strategy] = development["strategies"]
+    assert strategy == {
+        "id": strategy["id"],
+        "name": "flexibleRollout",
+        "title": None,
+        "disabled": False,
+        "featureName": flag,
+        "sortOrder": 0,
+        "segments": [],
+        "constraints": [],
+        "variants": [],
+        "parameters": {"rollout": "100", "groupId": flag, "stickiness": "default"},
+    }
+    assert _state(flag) == {"development": True, "production": False}
+    events = list(
+        AuditEvent.objects.filter(feature_name=flag)
+        .order_by("id")
+        .values_list("type", "environment", "created_by", "project")
+    )
+    assert events == [
+        ("feature-created", None, "admin-tok", "default"),
+        ("feature-strategy-add", "development", "admin-tok", "default"),
+        ("feature-environment-enabled", "development", "admin-tok", "default"),
+    ]
+    added = AuditEvent.objects.get(type="feature-strategy-add")
+    assert added.data == {
+        "id": strategy["id"],
+        "name": "flexibleRollout",
+        "title": None,
+        "disabled": False,
+        "constraints": [],
+        "parameters": {"rollout": "100", "groupId": flag, "stickiness": "default"},
+        "variants": [],
+        "sortOrder": 0,
+        "segments": [],
+    }
+
+
+def test_toggle_on__with_strategy__keeps_it(admin_client, flag):
+    admin_client.post(
+        f"{FEATURES}/{flag}/environments/development/strategies",
+        json.dumps({"name": "default"}),
+        content_type="application/json",
+    )
+
+    assert toggle(admin_client, flag, "on").status_code == 200
+
+    assert list(FeatureStrategy.objects.values_list("name", flat=True)) == ["default"]
+
+
+def test_toggle_on__twice__one_event(admin_client, flag):
+    toggle(admin_client, flag, "on")
+
+    assert toggle(admin_client, flag, "on").status_code == 200
+
+    assert AuditEvent.objects.filter(type="feature-environment-enabled").count() == 1
+    assert FeatureStrategy.objects.count() == 1
+
+
+def test_toggle_off__keeps_strategies_records_event(admin_client, flag):
+    toggle(admin_client, flag, "on")
+
+    response = toggle(admin_client, flag, "off")
+
+    assert response.status_code == 200
+    assert response.json()["enabled"] is False
+    assert _state(flag) == {"development": False, "production": False}
+    assert FeatureStrategy.objects.count() == 1
+    event = AuditEvent.objects.get(type="feature-environment-disabled")
+    where = (event.feature_name, event.environment, event.project)
+    assert where == (flag, "development", "default")
+
+
+def test_toggle_off__already_off__no_event(admin_client, flag):
+    assert toggle(admin_client, flag, "off").status_code == 200
+
+    assert not AuditEvent.objects.filter(type="feature-environment-disabled").exists()
+
+
+def test_toggle_on__tags_on_the_event(admin_client, flag):
+    FeatureTagFactory(feature=Feature.objects.get(pk=flag), tag=TagFactory(value="team"))
+
+    toggle(admin_client, flag, "on")
+
+    event = AuditEvent.objects.get(type="feature-environment-enabled")
+    assert event.tags == [{"type": "simple", "value": "team"}]
+
+
+@pytest.mark.parametrize(
+    ("name", "environment", "project"),
+    [
+        pytest.param("nope", "development", "default", id="unknown-flag"),
+        pytest.param("checkout", "staging", "default", id="unknown-environment"),
+        pytest.param("checkout", "development", "other", id="other-project"),
+    ],
+)
+def test_toggle__unknown__404(admin_client, flag, name, environment, project):
+    response = toggle(admin_client, name, "on", environment=environment, project=project)
+
+    assert_error(response, 404, "NotFoundError")
+    assert _state(flag) == {"development": False, "production": False}
+
+
+def test_toggle__archived_flag__404(admin_client, flag):
+    admin_client.delete(f"{FEATURES}/{flag}")
+
+    assert_error(toggle(admin_client, flag, "on"), 404, "NotFoundError")
+
+
+@pytest.mark.parametrize("state", ["on", "off"])
+def test_toggle__viewer__403(viewer_client, flag, state):
+    body = assert_error(toggle(viewer_client, flag, state), 403, "NoAccessError")
+
+    assert body["permissions"] == ["UPDATE_FEATURE"]
+    assert _state(flag) == {"development": False, "production": False}
+
+
+def test_toggle__client_token__403(client_token_client, flag):
+    assert_error(toggle(client_token_client, flag, "on"), 403, "NoAccessError")
+
+
+def test_toggle__anonymous__401(anon_client, flag):
+    assert_error(toggle(anon_client, flag, "on"), 401, "AuthenticationRequired")
+
+
+def test_toggle__member_of_the_project__200(viewer_client, flag):
+    ProjectRoleAssignmentFactory(project_id="default", user=viewer_client.user, role_id=5)
+
+    assert toggle(viewer_client, flag, "on").status_code == 200
+
+    event = AuditEvent.objects.get(type="feature-environment-enabled")
+    assert event.created_by_user_id == viewer_client.user.pk
+
+
+def test_toggle__member_of_another_project__403(viewer_client, flag):
+    from tests.factories import ProjectFactory
+
+    ProjectRoleAssignmentFactory(
+        project=ProjectFactory(id="other"), user=viewer_client.user, role_id=5
+    )
+
+    assert_error(toggle(viewer_client, flag, "on"), 403, "NoAccessError")
+
+
+def test_toggle__editor__200(editor_client, flag):
+    assert toggle(editor_client, flag, "on").status_code == 200
+
+
+def test_toggle__not_json__415(admin_client, flag):
+    response = admin_client.generic(
+        "POST",
+        f"{FEATURES}/{flag}/environments/development/on",
+        "",
+        content_type="text/plain",
+    )
+
+    assert_error(response, 415, "ContentTypeerror")
+
+
+# --- list --------------------------------------------------------------------------------------
+
+
+def test_list_features__environments_and_strategy_counts(admin_client, flag):
+    toggle(admin_client, flag, "on")
+    admin_client.post(
+        f"{FEATURES}/{flag}/environments/production/strategies",
+        json.dumps({"name": "default", "disabled": True}),
+        content_type="application/json",
+    )
+    admin_client.post(FEATURES, json.dumps({"name": "other"}), content_type="application/json")
+    created = {f["name"]: f["createdAt"] for f in admin_client.get(FEATURES).json()["features"]}
+
+    response = admin_client.get(FEATURES)
+
+    assert response.status_code == 200
+    assert response.json() == {
+        "version": 2,
+        "features": [
+            {
+                "name": flag,
+                "type": "release",
+                "description": None,
+                "stale": False,
+                "favorite": False,
+                "impressionData": False,
+                "createdAt": created[flag],
+                "lastSeenAt": None,
+                "tags": [],
+                "environments": [
+                    {
+                        "name": "development",
+                        "type": "development",
+                        "enabled": True,
+                        "sortOrder": 100,
+                        "variantCount": 0,
+                        "lastSeenAt": None,
+                        "hasStrategies": True,
+                        "hasEnabledStrategies": True,
+                        "strategyCount": 1,
+                    },
+                    {
+                        "name": "production",
+                        "type": "production",
+                        "enabled": False,
+                        "sortOrder": 200,
+                        "variantCount": 0,
+                        "lastSeenAt": None,
+                        "hasStrategies": True,
+                        "hasEnabledStrategies": False,
+                        "strategyCount": 1,
+                    },
+                ],
+            },
+            {
+                "name": "other",
+                "type": "release",
+                "description": None,
+                "stale": False,
+                "favorite": False,
+                "impressionData": False,
+                "createdAt": created["other"],
+                "lastSeenAt": None,
+                "tags": [],
+                "environments": [
+                    {
+                        "name": "development",
+                        "type": "development",
+                        "enabled": False,
+                        "sortOrder": 100,
+                        "variantCount": 0,
+                        "lastSeenAt": None,
+                        "hasStrategies": False,
+                        "hasEnabledStrategies": False,
+                        "strategyCount": 0,
+                    },
+                    {
+                        "name": "production",
+                        "type": "production",
+                        "enabled": False,
+                        "sortOrder": 200,
+                        "variantCount": 0,
+                        "lastSeenAt": None,
+                        "hasStrategies": False,
+                        "hasEnabledStrategies": False,
+                        "strategyCount": 0,
+                    },
+                ],
+            },
+        ],
+    }
+
+
+def test_list_features__archived_left_out(admin_client, flag):
+    admin_client.delete(f"{FEATURES}/{flag}")
+
+    assert admin_client.get(FEATURES).json() == {"version": 2, "features": []}
+
+
+@pytest.mark.parametrize("flags", [1, 30])
+def test_list_features__query_count_is_constant(admin_client, django_assert_max_num_queries, flags):
+    for number in range(flags):
+        admin_client.post(
+            FEATURES, json.dumps({"name": f"f{number}"}), content_type="application/json"
+        )
+        FeatureTagFactory(
+            feature=Feature.objects.get(pk=f"f{number}"), tag=TagFactory(value=f"tag{number}")
+        )
+
+    with django_assert_max_num_queries(6):
+        response = admin_client.get(FEATURES)
+
+    assert len(response.json()["features"]) == flags
+
+
+def test_list_features__viewer__200(viewer_client, flag):
+    assert viewer_client.get(FEATURES).status_code == 200
+
+
+def test_list_features__client_token__403(client_token_client):
+    assert_error(client_token_client.get(FEATURES), 403, "NoAccessError")
+
+
+def test_list_features__anonymous__401(anon_client):
+    assert_error(anon_client.get(FEATURES), 401, "AuthenticationRequired")
+
+
+def test_list_features__unknown_project__404(admin_client):
+    assert_error(admin_client.get("/api/admin/projects/nope/features"), 404, "NotFoundError")

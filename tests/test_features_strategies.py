@@ -1,0 +1,381 @@
+"""The strategies of a flag in an environment: addFeatureStrategy, getFeatureStrategies,
+getFeatureStrategy, updateFeatureStrategy, deleteFeatureStrategy."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+
+from features.models import FeatureStrategy, FeatureStrategySegment, Segment
+from flagadmin.models import AuditEvent
+from tests.conftest import assert_error
+from tests.factories import ProjectRoleAssignmentFactory
+
+FEATURES = "/api/admin/projects/default/features"
+STRATEGIES = f"{FEATURES}/checkout/environments/development/strategies"
+
+
+def post(client, url: str, body):
+    return client.post(url, json.dumps(body), content_type="application/json")
+
+
+def put(client, url: str, body):
+    return client.put(url, json.dumps(body), content_type="application/json")
+
+
+@pytest.fixture
+def flag(admin_client) -> str:
+    assert post(admin_client, FEATURES, {"name": "checkout"}).status_code == 201
+    return "checkout"
+
+
+def _strategy_body(strategy_id: str, **fields) -> dict:
+    body = {
+        "id": strategy_id,
+        "name": "default",
+        "title": None,
+        "disabled": False,
+        "featureName": "checkout",
+        "sortOrder": 0,
+        "segments": [],
+        "constraints": [],
+        "variants": [],
+        "parameters": {},
+    }
+    body.update(fields)
+    return body
+
+
+# --- add ---------------------------------------------------------------------------------------
+
+
+def test_add_strategy__200_whole_strategy_and_event(admin_client, flag):
+    body = {
+        "name": "userWithId",
+        "title": "Beta users",
+        "parameters": {"userIds": "alice,bob"},
+        "constraints": [
+            {"contextName": "appName", "operator": "IN", "values": ["shop"]},
+            {"contextName": "version", "operator": "SEMVER_GTE", "value": "1.2.0"},
+        ],
+        "variants": [
+            {"name": "blue", "weight": 1000, "weightType": "variable", "stickiness": "default"}
+        ],
+    }
+
+    response = post(admin_client, STRATEGIES, body)
+
+    assert response.status_code == 200
+    strategy_id = response.json()["id"]
+    uuid.UUID(strategy_id)
+    expected = _strategy_body(
+        strategy_id,
+        name="userWithId",
+        title="Beta users",
+        parameters={"userIds": "alice,bob"},
+        constraints=[
+            {
+                "contextName": "appName",
+                "operator": "IN",
+                "caseInsensitive": False,
+                "inverted": False,
+                "values": ["shop"],
+            },
+            {
+                "contextName": "version",
+                "operator": "SEMVER_GTE",
+                "caseInsensitive": False,
+                "inverted": False,
+                "value": "1.2.0",
+            },
+        ],
+        variants=[
+            {"name": "blue", "weight": 1000, "weightType": "variable", "stickiness": "default"}
+        ],
+    )
+    assert response.json() == expected
+    event = AuditEvent.objects.get(type="feature-strategy-add")
+    assert (event.feature_name, event.environment, event.project, event.created_by) == (
+        "checkout",
+        "development",
+        "default",
+        "admin-tok",
+    )
+    assert event.data["id"] == strategy_id
+    assert event.data["parameters"] == {"userIds": "alice,bob"}
+
+
+def test_add_strategy__sort_order_after_the_last(admin_client, flag):
+    post(admin_client, STRATEGIES, {"name": "default", "sortOrder": 4})
+
+    response = post(admin_client, STRATEGIES, {"name": "default"})
+
+    assert response.json()["sortOrder"] == 5
+
+
+def test_add_strategy__flexible_rollout_defaults_filled_in(admin_client, flag):
+    response = post(admin_client, STRATEGIES, {"name": "flexibleRollout"})
+
+    assert response.json()["parameters"] == {
+        "rollout": "100",
+        "groupId": "checkout",
+        "stickiness": "default",
+    }
+
+
+def test_add_strategy__segments(admin_client, flag):
+    segment = Segment.objects.create(name="beta")
+
+    response = post(admin_client, STRATEGIES, {"name": "default", "segments": [segment.pk]})
+
+    assert response.json()["segments"] == [segment.pk]
+    assert FeatureStrategySegment.objects.get().segment_id == segment.pk
+
+
+def test_add_strategy__unknown_segment__400_nothing_written(admin_client, flag):
+    response = post(admin_client, STRATEGIES, {"name": "default", "segments": [999]})
+
+    body = assert_error(response, 400, "ValidationError")
+    assert body["details"][0]["path"] == "/body/segments"
+    assert not FeatureStrategy.objects.exists()
+    assert not AuditEvent.objects.filter(type="feature-strategy-add").exists()
+
+
+@pytest.mark.parametrize(
+    ("body", "path"),
+    [
+        pytest.param({}, "/body/name", id="no-name"),
+        pytest.param({"name": "gradualRolloutRandom"}, "/body/name", id="unknown-strategy"),
+        pytest.param({"name": 5}, "/body/name", id="name-not-string"),
+        pytest.param(
+            {"name": "default", "parameters": {"a": 5}}, "/body/parameters/a", id="param-number"
+        ),
+        pytest.param({"name": "default", "parameters": []}, "/body/parameters", id="params-list"),
+        pytest.param(
+            {"name": "flexibleRollout", "parameters": {"rollout": "101"}},
+            "/body/parameters/rollout",
+            id="rollout-over-100",
+        ),
+        pytest.param(
+            {"name": "default", "constraints": [{"contextName": "x", "operator": "XX"}]},
+            "/body/constraints/0/operator",
+            id="unknown-operator",
+        ),
+        pytest.param(
+            {"name": "default", "constraints": [{"operator": "IN"}]},
+            "/body/constraints/0/contextName",
+            id="constraint-without-context",
+        ),
+        pytest.param({"name": "default", "disabled": "yes"}, "/body/disabled", id="disabled"),
+        pytest.param({"name": "default", "sortOrder": "1"}, "/body/sortOrder", id="sort-order"),
+        pytest.param(
+            {"name": "default", "variants": [{"name": "a", "weight": 2000}]},
+            "/body/variants/0/weight",
+            id="variant-weight",
+        ),
+    ],
+)
+def test_add_strategy__invalid__400(admin_client, flag, body, path):
+    response = post(admin_client, STRATEGIES, body)
+
+    error = assert_error(response, 400, "ValidationError")
+    assert path in [detail["path"] for detail in error["details"]]
+    assert not FeatureStrategy.objects.exists()
+
+
+def test_add_strategy__unknown_environment__404(admin_client, flag):
+    url = f"{FEATURES}/checkout/environments/staging/strategies"
+
+    assert_error(post(admin_client, url, {"name": "default"}), 404, "NotFoundError")
+
+
+def test_add_strategy__unknown_flag__404(admin_client, flag):
+    url = f"{FEATURES}/nope/environments/development/strategies"
+
+    assert_error(post(admin_client, url, {"name": "default"}), 404, "NotFoundError")
+
+
+def test_add_strategy__viewer__403(viewer_client, flag):
+    body = assert_error(post(viewer_client, STRATEGIES, {"name": "default"}), 403, "NoAccessError")
+
+    assert body["permissions"] == ["UPDATE_FEATURE"]
+
+
+def test_add_strategy__member__200(viewer_client, flag):
+    ProjectRoleAssignmentFactory(project_id="default", user=viewer_client.user, role_id=5)
+
+    assert post(viewer_client, STRATEGIES, {"name": "default"}).status_code == 200
+
+
+def test_add_strategy__client_token__403(client_token_client, flag):
+    assert_error(post(client_token_client, STRATEGIES, {"name": "default"}), 403, "NoAccessError")
+
+
+def test_add_strategy__anonymous__401(anon_client, flag):
+    assert_error(post(anon_client, STRATEGIES, {"name": "default"}), 401, "AuthenticationRequired")
+
+
+def test_add_strategy__not_json__415(admin_client, flag):
+    response = admin_client.generic("POST", STRATEGIES, "{}", content_type="text/plain")
+
+    assert_error(response, 415, "ContentTypeerror")
+
+
+# --- read --------------------------------------------------------------------------------------
+
+
+def test_list_strategies__in_sort_order(admin_client, flag):
+    second = post(admin_client, STRATEGIES, {"name": "default", "sortOrder": 2}).json()
+    first = post(admin_client, STRATEGIES, {"name": "remoteAddress", "sortOrder": 1}).json()
+
+    response = admin_client.get(STRATEGIES)
+
+    assert response.status_code == 200
+    assert response.json() == [first, second]
+
+
+def test_list_strategies__viewer__200(viewer_client, admin_client, flag):
+    post(admin_client, STRATEGIES, {"name": "default"})
+
+    assert len(viewer_client.get(STRATEGIES).json()) == 1
+
+
+def test_get_strategy__200(admin_client, flag):
+    created = post(admin_client, STRATEGIES, {"name": "default"}).json()
+
+    response = admin_client.get(f"{STRATEGIES}/{created['id']}")
+
+    assert response.status_code == 200
+    assert response.json() == created
+
+
+@pytest.mark.parametrize("strategy_id", [str(uuid.uuid4()), "not-a-uuid"])
+def test_get_strategy__unknown__404(admin_client, flag, strategy_id):
+    assert_error(admin_client.get(f"{STRATEGIES}/{strategy_id}"), 404, "NotFoundError")
+
+
+def test_get_strategy__of_another_environment__404(admin_client, flag):
+    created = post(admin_client, STRATEGIES, {"name": "default"}).json()
+    other = f"{FEATURES}/checkout/environments/production/strategies/{created['id']}"
+
+    assert_error(admin_client.get(other), 404, "NotFoundError")
+
+
+# --- update ------------------------------------------------------------------------------------
+
+
+def test_update_strategy__replaces_records_before_and_after(admin_client, flag):
+    created = post(
+        admin_client, STRATEGIES, {"name": "flexibleRollout", "parameters": {"rollout": "0"}}
+    ).json()
+    url = f"{STRATEGIES}/{created['id']}"
+
+    response = put(
+        admin_client,
+        url,
+        {"name": "flexibleRollout", "parameters": {"rollout": "100"}, "title": "all"},
+    )
+
+    assert response.status_code == 200
+    assert response.json() == _strategy_body(
+        created["id"],
+        name="flexibleRollout",
+        title="all",
+        parameters={"rollout": "100", "groupId": "checkout", "stickiness": "default"},
+    )
+    event = AuditEvent.objects.get(type="feature-strategy-update")
+    assert event.pre_data["parameters"]["rollout"] == "0"
+    assert event.data["parameters"]["rollout"] == "100"
+    assert event.environment == "development"
+
+
+def test_update_strategy__unchanged__no_event(admin_client, flag):
+    created = post(admin_client, STRATEGIES, {"name": "default"}).json()
+
+    response = put(admin_client, f"{STRATEGIES}/{created['id']}", {"name": "default"})
+
+    assert response.status_code == 200
+    assert not AuditEvent.objects.filter(type="feature-strategy-update").exists()
+
+
+def test_update_strategy__unknown__404(admin_client, flag):
+    response = put(admin_client, f"{STRATEGIES}/{uuid.uuid4()}", {"name": "default"})
+
+    assert_error(response, 404, "NotFoundError")
+
+
+def test_update_strategy__invalid__400(admin_client, flag):
+    created = post(admin_client, STRATEGIES, {"name": "default"}).json()
+
+    response = put(admin_client, f"{STRATEGIES}/{created['id']}", {"name": "nope"})
+
+    assert_error(response, 400, "ValidationError")
+
+
+def test_update_strategy__viewer__403(viewer_client, admin_client, flag):
+    created = post(admin_client, STRATEGIES, {"name": "default"}).json()
+
+    response = put(viewer_client, f"{STRATEGIES}/{created['id']}", {"name": "default"})
+
+    assert_error(response, 403, "NoAccessError")
+
+
+# --- delete ------------------------------------------------------------------------------------
+
+
+def test_delete_strategy__200_gone_event(admin_client, flag):
+    created = post(admin_client, STRATEGIES, {"name": "default"}).json()
+
+    response = admin_client.delete(f"{STRATEGIES}/{created['id']}")
+
+    assert response.status_code == 200
+    assert not FeatureStrategy.objects.exists()
+    event = AuditEvent.objects.get(type="feature-strategy-remove")
+    assert event.pre_data["id"] == created["id"]
+    assert event.data is None
+
+
+def test_delete_strategy__last_enabled_one__flag_turned_off(admin_client, flag):
+    kept = post(admin_client, STRATEGIES, {"name": "default", "disabled": True}).json()
+    removed = post(admin_client, STRATEGIES, {"name": "default"}).json()
+    admin_client.post(
+        f"{FEATURES}/checkout/environments/development/on", content_type="application/json"
+    )
+
+    response = admin_client.delete(f"{STRATEGIES}/{removed['id']}")
+
+    assert response.status_code == 200
+    assert admin_client.get(STRATEGIES).json() == [kept]
+    detail = admin_client.get(f"{FEATURES}/checkout").json()
+    assert [e["enabled"] for e in detail["environments"]] == [False, False]
+    types = AuditEvent.objects.filter(environment="development").order_by("id")
+    assert [e.type for e in types][-2:] == [
+        "feature-strategy-remove",
+        "feature-environment-disabled",
+    ]
+
+
+def test_delete_strategy__an_enabled_one_left__stays_on(admin_client, flag):
+    post(admin_client, STRATEGIES, {"name": "default"})
+    removed = post(admin_client, STRATEGIES, {"name": "default"}).json()
+    admin_client.post(
+        f"{FEATURES}/checkout/environments/development/on", content_type="application/json"
+    )
+
+    admin_client.delete(f"{STRATEGIES}/{removed['id']}")
+
+    detail = admin_client.get(f"{FEATURES}/checkout").json()
+    assert [e["enabled"] for e in detail["environments"]] == [True, False]
+
+
+def test_delete_strategy__unknown__404(admin_client, flag):
+    assert_error(admin_client.delete(f"{STRATEGIES}/{uuid.uuid4()}"), 404, "NotFoundError")
+
+
+def test_delete_strategy__viewer__403(viewer_client, admin_client, flag):
+    created = post(admin_client, STRATEGIES, {"name": "default"}).json()
+
+    assert_error(viewer_client.delete(f"{STRATEGIES}/{created['id']}"), 403, "NoAccessError")
+    assert FeatureStrategy.objects.count() == 1
