@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
 
@@ -27,3 +28,20 @@ class ClientAddressFromLocalProxyMiddleware:
             if forwarded:
                 request.META["REMOTE_ADDR"] = forwarded
         return self.get_response(request)
+
+
+def signin_client_address(request: HttpRequest) -> str | None:
+    """The address sign-in throttling counts (AXES_CLIENT_IP_CALLABLE).
+
+    REMOTE_ADDR, or behind SIGNIN_PROXY_COUNT reverse proxies that each append the address they
+    accepted the connection from to X-Forwarded-For, the entry the outermost of them appended
+    (the SIGNIN_PROXY_COUNT-th from the right): entries to its left are whatever the client
+    sent. A header shorter than that did not come through the proxies: REMOTE_ADDR then.
+    """
+    proxies = settings.SIGNIN_PROXY_COUNT
+    if proxies:
+        forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
+        entries = [entry.strip() for entry in forwarded.split(",") if entry.strip()]
+        if len(entries) >= proxies:
+            return entries[-proxies]
+    return request.META.get("REMOTE_ADDR") or None

@@ -239,12 +239,7 @@ AXES_SENSITIVE_PARAMETERS = ["username", "ip_address", "SAMLResponse"]
 # The client's address: REMOTE_ADDR, or behind SIGNIN_PROXY_COUNT reverse proxies, the address
 # they append to X-Forwarded-For (never a value the client can set alone).
 SIGNIN_PROXY_COUNT = int(os.environ.get("SIGNIN_PROXY_COUNT", "0"))
-if SIGNIN_PROXY_COUNT:
-    AXES_IPWARE_META_PRECEDENCE_ORDER = ("HTTP_X_FORWARDED_FOR", "REMOTE_ADDR")
-    AXES_IPWARE_PROXY_COUNT = SIGNIN_PROXY_COUNT
-    AXES_IPWARE_PROXY_ORDER = "right-most"
-else:
-    AXES_IPWARE_META_PRECEDENCE_ORDER = ("REMOTE_ADDR",)
+AXES_CLIENT_IP_CALLABLE = "flagadmin.client_address.signin_client_address"
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

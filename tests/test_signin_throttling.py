@@ -14,6 +14,7 @@ from django.contrib.auth.hashers import MD5PasswordHasher
 from django.core.management import call_command
 from django.test import Client, RequestFactory
 
+from flagadmin.client_address import signin_client_address
 from flagadmin.models import Role
 from flagadmin.signin import lockout_response
 from tests.factories import UserFactory
@@ -145,3 +146,40 @@ def test_lockout_response__under_api__429_error_body():
     body = json.loads(response.content)
     uuid.UUID(body["id"], version=4)
     assert body == {"id": body["id"], "name": "TooManyRequestsError", "message": LOCKED_MESSAGE}
+
+
+@pytest.mark.parametrize(
+    ("proxies", "forwarded_for", "expected"),
+    [
+        pytest.param(0, "203.0.113.9", "10.9.9.9", id="no-proxies-header-ignored"),
+        pytest.param(1, "203.0.113.9", "203.0.113.9", id="one-proxy"),
+        pytest.param(1, "6.6.6.6, 203.0.113.9", "203.0.113.9", id="one-proxy-client-prefix"),
+        pytest.param(2, "6.6.6.6, 203.0.113.9, 10.1.1.1", "203.0.113.9", id="two-proxies"),
+        pytest.param(2, "203.0.113.9", "10.9.9.9", id="header-too-short"),
+        pytest.param(1, "", "10.9.9.9", id="no-header"),
+    ],
+)
+def test_signin_client_address__proxy_count__outermost_proxys_entry(
+    settings, proxies, forwarded_for, expected
+):
+    settings.SIGNIN_PROXY_COUNT = proxies
+    request = RequestFactory().get(
+        "/admin/login/", REMOTE_ADDR="10.9.9.9", HTTP_X_FORWARDED_FOR=forwarded_for
+    )
+
+    assert signin_client_address(request) == expected
+
+
+def test_admin_login__behind_a_proxy__locked_per_forwarded_address(settings, admin_user):
+    settings.SIGNIN_PROXY_COUNT = 1
+
+    def through_proxy(username: str, password: str, client: str):
+        return Client(REMOTE_ADDR="10.0.0.254", HTTP_X_FORWARDED_FOR=client).post(
+            LOGIN, {"username": username, "password": password, "next": "/admin/"}
+        )
+
+    for index in range(5):
+        through_proxy(f"someone-{index}", "wrong", client="198.51.100.7")
+
+    assert through_proxy("root", PASSWORD, client="198.51.100.7").status_code == 429
+    assert through_proxy("root", PASSWORD, client="198.51.100.8").status_code == 302
