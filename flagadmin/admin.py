@@ -18,6 +18,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
 
+from flagadmin import crypto
 from flagadmin.admin_audit import AuditedAdminMixin, AuditedModelAdmin, json_safe
 from flagadmin.admin_fields import LinesField
 from flagadmin.audit import record_event
@@ -333,15 +334,19 @@ class ApiTokenAdmin(AuditedModelAdmin):
         if plaintext is None:
             return super().response_add(request, obj, post_url_continue)
         # POST-redirect-GET: the secret rides in the session to the next page, which takes it
-        # out; reloading that page creates nothing and shows no secret.
-        request.session[_issued_session_key(obj.pk)] = plaintext
+        # out; reloading that page creates nothing and shows no secret. Sessions are database
+        # rows: it rides encrypted, so no table ever holds a token's secret in clear.
+        request.session[_issued_session_key(obj.pk)] = crypto.encrypt(
+            plaintext, purpose=_ISSUED_TOKEN_PURPOSE
+        )
         return HttpResponseRedirect(reverse("admin:flagadmin_apitoken_created", args=[obj.pk]))
 
     def created_view(self, request: HttpRequest, token_id: int) -> HttpResponse:
         if not self.has_view_permission(request):
             return HttpResponseRedirect(reverse("admin:index"))
         token = get_object_or_404(ApiToken, pk=token_id)
-        plaintext = request.session.pop(_issued_session_key(token.pk), None)
+        sealed = request.session.pop(_issued_session_key(token.pk), None)
+        plaintext = crypto.decrypt(sealed, purpose=_ISSUED_TOKEN_PURPOSE) if sealed else None
         context = {
             **self.admin_site.each_context(request),
             "opts": self.opts,
@@ -365,6 +370,10 @@ class ApiTokenAdmin(AuditedModelAdmin):
             self.audit_changed(request, token, before)
             count += 1
         self.message_user(request, f"Revoked {count} token(s).", messages.SUCCESS)
+
+
+# The key that seals a new token's secret on its way through the session (flagadmin.crypto).
+_ISSUED_TOKEN_PURPOSE = b"flagadmin.admin.issued-api-token.v1"
 
 
 def _issued_session_key(token_id: int) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.contrib.sessions.models import Session
 from django.test import Client
 
 from flagadmin.models import ApiToken, AuditEvent, Role, TokenType, User
@@ -100,6 +101,22 @@ def test_admin__add_token__secret_shown_once_never_stored(staff):
         text = staff.get(page).content.decode()
         assert plaintext.split(".")[1] not in text
         assert token.digest not in text
+
+
+def test_admin__add_token__secret_not_in_clear_in_the_session_store(staff):
+    response = staff.post(
+        ADD_TOKEN,
+        {"name": "ops", "type": "admin", "project": "default", "environment": "production"},
+    )
+
+    # Between the POST and the page that shows it, the secret waits in the session, a row of
+    # django_session: sealed, never in clear.
+    stored = [session.get_decoded() for session in Session.objects.all()]
+    plaintext = staff.get(response["Location"]).context["plaintext"]
+    secret = plaintext.split(".")[1]
+    assert len(stored) == 1
+    assert secret not in repr(stored)
+    assert ApiToken.objects.get(name="ops").digest == ApiToken.digest_of(plaintext)
 
 
 def test_admin__add_admin_token__scope_forced_to_everything(staff):
