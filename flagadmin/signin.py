@@ -15,6 +15,7 @@ import math
 from typing import Any
 
 from axes.backends import AxesStandaloneBackend
+from axes.exceptions import AxesBackendPermissionDenied
 from axes.handlers.proxy import AxesProxyHandler
 from axes.helpers import get_cool_off
 from django.db.models import F, Q
@@ -34,7 +35,13 @@ class SignInThrottleBackend(AxesStandaloneBackend):
     def authenticate(self, request: HttpRequest | None, *args: Any, **kwargs: Any) -> None:
         if request is None:
             return None
-        return super().authenticate(request, *args, **kwargs)
+        try:
+            return super().authenticate(request, *args, **kwargs)
+        except AxesBackendPermissionDenied:
+            # Marks the attempt as refused before any password check (axes' own flag is also
+            # set by the failure that starts a lockout, which does count).
+            request.signin_refused_by_lockout = True
+            raise
 
 
 def username_for_lockout(request: HttpRequest | None, credentials: dict | None) -> str | None:
@@ -93,8 +100,9 @@ def lockout_response(
 
 def count_failed_password_sign_in(sender: Any, credentials: dict, request: Any = None, **kwargs):
     """user_login_failed: a failed password sign-in counts against the user it names (SAML
-    counts its own refusals in auth_saml.services, which know the user for sure)."""
-    if "password" not in credentials:
+    counts its own refusals in auth_saml.services, which know the user for sure). An attempt
+    refused by the lockout is no attempt at a password: it counts nothing and writes nothing."""
+    if "password" not in credentials or getattr(request, "signin_refused_by_lockout", False):
         return
     username = credentials.get("username")
     if isinstance(username, str) and username.strip():

@@ -134,6 +134,14 @@ def test_admin_login__failures_counted_in_login_attempts_reset_on_success(admin_
     assert admin_user.login_attempts == 0
 
 
+def test_admin_login__attempts_during_lockout__not_counted(admin_user):
+    for _ in range(9):
+        attempt("root", "wrong")
+
+    admin_user.refresh_from_db()
+    assert admin_user.login_attempts == 5  # the four refused by the lockout count nothing
+
+
 def test_lockout_response__under_api__429_error_body():
     # No sign-in is served under /api/ today; a lockout there answers as every API error does.
     request = RequestFactory().post("/api/admin/login")
