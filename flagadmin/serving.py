@@ -170,6 +170,8 @@ def gunicorn_command(socket: Path, workers: int, threads: int) -> list[str]:
         "30",
         "--graceful-timeout",
         "20",
+        # Also where gunicorn.conf.py is not read: the default path is shared by every instance.
+        "--no-control-socket",
         # nginx writes the access log (it knows the client's address; gunicorn sees a socket).
         "--access-logfile",
         "/dev/null",
