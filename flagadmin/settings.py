@@ -71,7 +71,7 @@ def database_from_url(url: str) -> dict:
         # hang (flagadmin/db.py adds the client-side bound for a frozen server). Values set
         # in the URL's query win.
         options.setdefault("connect_timeout", str(DB_CONNECT_TIMEOUT))
-        if DB_STATEMENT_TIMEOUT > 0:
+        if DB_STATEMENT_TIMEOUT > 0 and "statement_timeout" not in options.get("options", ""):
             timeout_ms = round(DB_STATEMENT_TIMEOUT * 1000)
             options["options"] = " ".join(
                 [options.get("options", ""), f"-c statement_timeout={timeout_ms}"]

@@ -43,7 +43,7 @@ ensure_nginx() {
     fi
     echo "Installing nginx (apt-get install nginx) for the production stack"
     "${sudo[@]}" apt-get update -qq
-    # The package's own service is not wanted: flagadmin.serving runs nginx with its own
-    # configuration (policy-rc.d in containers, or it is stopped again right after).
+    # flagadmin.serving runs nginx with a configuration of its own and never uses the package's
+    # service (which Debian may start on port 80 where services run).
     DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq nginx >/dev/null
 }

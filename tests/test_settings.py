@@ -95,6 +95,12 @@ def test_database_url__conn_max_age_from_env(monkeypatch):
             id="url-options-kept",
         ),
         pytest.param("", 0, {"connect_timeout": "2"}, id="statement-timeout-off"),
+        pytest.param(
+            "?options=-c%20statement_timeout%3D0",
+            3,
+            {"connect_timeout": "2", "options": "-c statement_timeout=0"},
+            id="url-statement-timeout-wins",
+        ),
     ],
 )
 def test_database_url__postgres_timeouts(monkeypatch, query, statement_timeout, expected):
