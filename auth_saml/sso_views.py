@@ -26,7 +26,6 @@ from saml2.response import StatusError, UnsolicitedResponse
 from saml2.sigver import SigverError
 from saml2.validate import ResponseLifetimeExceed, ToEarly
 
-from auth_saml import services
 from auth_saml.backends import REFUSAL_ATTRIBUTE
 from auth_saml.config import (
     ACCEPTED_DIGEST_ALGORITHMS,
@@ -115,8 +114,8 @@ def refused_algorithms(xml: str) -> list[str]:
 
 
 def unverified_name_id(saml_response: str | None) -> str | None:
-    """The NameID of a response that failed verification, to count the failed attempt against
-    the user it names. Nothing else trusts this value."""
+    """The NameID of a response not yet verified, to refuse it before the signature check when
+    that user is locked out. Nothing else trusts this value."""
     if not saml_response:
         return None
     try:
@@ -162,12 +161,10 @@ class SamlAcsView(SamlEnabledMixin, saml_views.AssertionConsumerServiceView):
         reason = getattr(request, REFUSAL_ATTRIBUTE, None)
         if "session_info" not in kwargs:
             # The response itself failed verification; the backend (which counts refusals of
-            # verified responses) never ran.
-            name_id = unverified_name_id(request.POST.get("SAMLResponse"))
-            services.count_failed_sign_in(name_id)
-            # Counted by the sign-in throttle too (the backend's refusals are counted by
-            # Django's authenticate, which sends the same signal).
-            user_login_failed.send(__name__, credentials={"username": name_id}, request=request)
+            # verified responses against their user) never ran. Anyone can post a response
+            # naming anyone: it counts against the sender's address only, never against the
+            # user it names, or five forged posts would lock that user out.
+            user_login_failed.send(__name__, credentials={}, request=request)
         return _refused(request, reason or _reason_for(exception), status=403)
 
     def custom_redirect(self, user: Any, relay_state: str, session_info: dict) -> str | None:
