@@ -15,15 +15,17 @@ from django.http import HttpRequest, HttpResponse
 
 
 class ClientAddressFromLocalProxyMiddleware:
-    """REMOTE_ADDR from X-Real-IP, only when the peer has no address (a Unix socket). With a
-    TCP peer (`gunicorn flagadmin.wsgi` alone) the header is ignored, so a client cannot choose
-    its own address."""
+    """REMOTE_ADDR from X-Real-IP, only when the production stack started this process
+    (settings.CLIENT_ADDRESS_FROM_LOCAL_PROXY, set by flagadmin.serving) and the peer has no
+    address (its Unix socket). With a TCP peer (`gunicorn flagadmin.wsgi` alone), or behind some
+    other proxy on a socket that might pass a client's X-Real-IP through, the header is ignored,
+    so a client cannot choose its own address."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if not request.META.get("REMOTE_ADDR"):
+        if settings.CLIENT_ADDRESS_FROM_LOCAL_PROXY and not request.META.get("REMOTE_ADDR"):
             forwarded = request.META.get("HTTP_X_REAL_IP", "").strip()
             if forwarded:
                 request.META["REMOTE_ADDR"] = forwarded

@@ -245,6 +245,9 @@ def main(argv: list[str] | None = None) -> int:
         gunicorn = subprocess.Popen(
             gunicorn_command(socket, args.workers, args.threads),
             cwd=REPO_ROOT if (REPO_ROOT / "manage.py").exists() else None,
+            # Trust nginx's X-Real-IP (flagadmin/client_address.py): only this nginx reaches
+            # the socket, and it replaces whatever a client sent in that header.
+            env={**os.environ, "FLAGADMIN_BEHIND_LOCAL_NGINX": "1"},
         )
         _wait_for_socket(socket, gunicorn, timeout=60)
         proxy = subprocess.Popen([nginx, "-e", "stderr", "-p", str(run_dir), "-c", str(conf)])

@@ -94,7 +94,10 @@ def test_gunicorn_command__gthread_workers_on_the_socket(tmp_path):
         pytest.param("198.51.100.2", "203.0.113.7", "198.51.100.2", id="tcp-peer-header-ignored"),
     ],
 )
-def test_client_address__from_nginx_only_on_the_unix_socket(remote_addr, real_ip, expected):
+def test_client_address__from_nginx_only_on_the_unix_socket(
+    settings, remote_addr, real_ip, expected
+):
+    settings.CLIENT_ADDRESS_FROM_LOCAL_PROXY = True
     seen = {}
 
     def view(request):
@@ -105,6 +108,20 @@ def test_client_address__from_nginx_only_on_the_unix_socket(remote_addr, real_ip
     ClientAddressFromLocalProxyMiddleware(view)(request)
 
     assert seen == {"address": expected}
+
+
+def test_client_address__not_started_by_the_stack__header_ignored(settings):
+    settings.CLIENT_ADDRESS_FROM_LOCAL_PROXY = False
+    seen = {}
+
+    def view(request):
+        seen["address"] = request.META["REMOTE_ADDR"]
+        return HttpResponse()
+
+    request = RequestFactory().get("/health", REMOTE_ADDR="", HTTP_X_REAL_IP="203.0.113.7")
+    ClientAddressFromLocalProxyMiddleware(view)(request)
+
+    assert seen == {"address": ""}
 
 
 def test_nginx_config__passes_the_client_address(tmp_path):
