@@ -39,6 +39,7 @@ from features.sql import (
     table,
     write_together,
 )
+from features.validators import SORT_ORDER_MAX
 from flagadmin.api.errors import NameExistsError, NotFoundError, ValidationError
 from flagadmin.api.principals import acting_user_id
 from flagadmin.audit import build_event, record_event
@@ -469,9 +470,10 @@ def _new_strategy(
     holds the flag environment's lock (so two additions never take the same sort order)."""
     feature = feature_environment.feature
     if sort_order is None:
-        # As Unleash: after the last strategy of the environment (0 for the first one).
+        # As Unleash: after the last strategy of the environment (0 for the first one). At the
+        # column's limit it takes the last one's place: ties sort by creation, so still last.
         highest = feature_environment.strategies.aggregate(Max("sort_order"))["sort_order__max"]
-        sort_order = 0 if highest is None else highest + 1
+        sort_order = 0 if highest is None else min(highest + 1, SORT_ORDER_MAX)
     strategy = FeatureStrategy.objects.create(
         feature_environment=feature_environment,
         name=name,
