@@ -749,6 +749,10 @@ def _hour_of(moment: datetime) -> datetime:
     return moment.replace(minute=0, second=0, microsecond=0)
 
 
+# What the hourly buckets' bigint counts can hold.
+BIGINT_MAX = 2**63 - 1
+
+
 def _bucket_upsert_sql(projects: int) -> str:
     """One statement that adds a report's counts to the hourly buckets of the active flags it
     names (in `projects` when `projects` > 0), in name order, and returns those names.
@@ -772,6 +776,8 @@ def _bucket_upsert_sql(projects: int) -> str:
     )
     keys = ", ".join(column(b, k) for k in ("feature_name", "environment", "app_name", "hour"))
     yes, no = column(b, "yes"), column(b, "no")
+    # Sums saturate at the bigint columns' maximum rather than fail the report.
+    least = "LEAST" if connection.vendor == "postgresql" else "MIN"
     return (
         f"WITH reported AS ({reported}) "
         f"INSERT INTO {table(b)} AS bucket ({keys}, {yes}, {no}) "
@@ -779,8 +785,9 @@ def _bucket_upsert_sql(projects: int) -> str:
         f"FROM reported JOIN {table(f)} f ON f.{column(f, 'name')} = reported.name "
         f"WHERE f.{column(f, 'archived_at')} IS NULL{in_projects} "
         "ORDER BY reported.name "
-        f"ON CONFLICT ({keys}) DO UPDATE SET {yes} = bucket.{yes} + EXCLUDED.{yes}, "
-        f"{no} = bucket.{no} + EXCLUDED.{no} "
+        f"ON CONFLICT ({keys}) DO UPDATE SET {yes} = bucket.{yes} + {least}(EXCLUDED.{yes}, "
+        f"{BIGINT_MAX} - bucket.{yes}), "
+        f"{no} = bucket.{no} + {least}(EXCLUDED.{no}, {BIGINT_MAX} - bucket.{no}) "
         f"RETURNING {column(b, 'feature_name')}"
     )
 
