@@ -213,6 +213,51 @@ def test_client_features__rebuilt_without_change__same_etag(flag):
     assert response.status_code == 304
 
 
+def _create_admin_token(admin_client) -> None:
+    response = admin_client.post(
+        "/api/admin/api-tokens", {"tokenName": "ci", "type": "admin"}, format="json"
+    )
+    assert response.status_code == 201
+
+
+def _create_client_token(admin_client) -> None:
+    body = {"tokenName": "sdk", "type": "client", "environment": "development"}
+    response = admin_client.post("/api/admin/api-tokens", body, format="json")
+    assert response.status_code == 201
+
+
+def _create_flag_in_another_project(admin_client) -> None:
+    ProjectFactory(id="other")
+    assert (
+        post(admin_client, "/api/admin/projects/other/features", {"name": "x"}).status_code == 201
+    )
+
+
+@pytest.mark.parametrize(
+    "unrelated_write",
+    [
+        pytest.param(_create_admin_token, id="admin-token-created"),
+        pytest.param(_create_client_token, id="client-token-created"),
+        pytest.param(_create_flag_in_another_project, id="flag-outside-the-token-projects"),
+    ],
+)
+def test_client_features__unrelated_audited_write__still_304(admin_client, flag, unrelated_write):
+    client = sdk(projects=["default"])
+    with override_settings(CLIENT_API_REUSE_SECONDS=0):
+        first = client.get(CLIENT_FEATURES)
+        unrelated_write(admin_client)
+
+        conditional = client.get(CLIENT_FEATURES, HTTP_IF_NONE_MATCH=first["ETag"])
+        again = client.get(CLIENT_FEATURES)
+
+    assert conditional.status_code == 304
+    assert conditional.content == b""
+    assert conditional["ETag"] == first["ETag"]
+    assert again["ETag"] == first["ETag"]
+    assert again.json()["meta"]["revisionId"] > first.json()["meta"]["revisionId"]
+    assert again.json()["features"] == first.json()["features"]
+
+
 @pytest.mark.parametrize("flags", [1, 25])
 def test_client_features__query_count_is_constant(
     admin_client, django_assert_max_num_queries, flags
