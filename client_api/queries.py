@@ -3,8 +3,12 @@
 Every application instance polls this every few seconds, so the JSON body is built once and
 reused by each worker while the revision (the newest audit event's id, read with the token in
 one query) is unchanged, and for at most CLIENT_FEATURES_MAX_AGE seconds, which bounds how long
-a change that recorded no event (or committed after a newer one) takes to reach SDKs. The ETag
-names the content, so a rebuild that finds the same flags keeps the ETag and SDKs keep their 304s.
+a change that recorded no event (or committed after a newer one) takes to reach SDKs.
+
+The ETag is the query's hash and the flags' hash only, not the revision: any audited write (an
+API token created, a user signed in) moves the revision, and a rebuild that finds the same flags
+must keep the ETag so that SDKs keep their 304s. The revision the body was built at is in its
+`meta.revisionId`.
 """
 
 from __future__ import annotations
@@ -75,7 +79,7 @@ def _build(
     query_hash = hashlib.sha256(json.dumps(query, sort_keys=True).encode()).hexdigest()[:8]
     content = json.dumps(features, separators=(",", ":"), ensure_ascii=False)
     content_hash = hashlib.sha256(content.encode()).hexdigest()[:16]
-    etag = f'"{query_hash}:{revision}:{content_hash}"'
+    etag = f'"{query_hash}:{content_hash}"'
     meta = {"revisionId": revision, "etag": etag, "queryHash": query_hash}
     body = (
         '{"version":2,"features":'

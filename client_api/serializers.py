@@ -75,6 +75,9 @@ class ClientFeaturesSchemaSerializer(serializers.Serializer):
 # --- POST /api/client/register and /api/client/metrics -----------------------------------------
 
 SDK_FIELDS_HELP = "Reported by the SDK; kept as sent."
+# The most a metrics report may count for a flag's yes or no: an int4, so the hourly buckets'
+# bigint sums take billions of reports in one hour before they saturate.
+MAX_COUNT = 2**31 - 1
 
 
 class SdkIdentitySerializer(StrictSerializer):
@@ -99,9 +102,11 @@ class ClientApplicationSchemaSerializer(SdkIdentitySerializer):
 
 @extend_schema_serializer(component_name="clientMetricsToggleSchema")
 class ToggleCountSchemaSerializer(StrictSerializer):
-    yes = StrictIntegerField(min_value=0, default=0)
-    no = StrictIntegerField(min_value=0, default=0)
-    variants = StrictDictField(child=StrictIntegerField(min_value=0), required=False)
+    yes = StrictIntegerField(min_value=0, max_value=MAX_COUNT, default=0)
+    no = StrictIntegerField(min_value=0, max_value=MAX_COUNT, default=0)
+    variants = StrictDictField(
+        child=StrictIntegerField(min_value=0, max_value=MAX_COUNT), required=False
+    )
 
 
 @extend_schema_serializer(component_name="clientMetricsBucketSchema")
@@ -121,10 +126,12 @@ def _required() -> list[serializers.ErrorDetail]:
 
 
 def _count(value: object) -> str | None:
-    """The problem with a yes/no count, if any (JSON integers >= 0 only)."""
+    """The problem with a yes/no count, if any (JSON integers from 0 to MAX_COUNT only)."""
     if isinstance(value, bool) or not isinstance(value, int):
         return "must be integer"
-    return "must be >= 0" if value < 0 else None
+    if value < 0:
+        return "must be >= 0"
+    return f"must be <= {MAX_COUNT}" if value > MAX_COUNT else None
 
 
 def parse_client_metrics(data: object) -> tuple[str, dict[str, tuple[int, int]]]:

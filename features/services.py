@@ -39,6 +39,7 @@ from features.sql import (
     table,
     write_together,
 )
+from features.validators import SORT_ORDER_MAX
 from flagadmin.api.errors import NameExistsError, NotFoundError, ValidationError
 from flagadmin.api.principals import acting_user_id
 from flagadmin.audit import build_event, record_event
@@ -469,9 +470,10 @@ def _new_strategy(
     holds the flag environment's lock (so two additions never take the same sort order)."""
     feature = feature_environment.feature
     if sort_order is None:
-        # As Unleash: after the last strategy of the environment (0 for the first one).
+        # As Unleash: after the last strategy of the environment (0 for the first one). At the
+        # column's limit it takes the last one's place: ties sort by creation, so still last.
         highest = feature_environment.strategies.aggregate(Max("sort_order"))["sort_order__max"]
-        sort_order = 0 if highest is None else highest + 1
+        sort_order = 0 if highest is None else min(highest + 1, SORT_ORDER_MAX)
     strategy = FeatureStrategy.objects.create(
         feature_environment=feature_environment,
         name=name,
@@ -747,6 +749,10 @@ def _hour_of(moment: datetime) -> datetime:
     return moment.replace(minute=0, second=0, microsecond=0)
 
 
+# What the hourly buckets' bigint counts can hold.
+BIGINT_MAX = 2**63 - 1
+
+
 def _bucket_upsert_sql(projects: int) -> str:
     """One statement that adds a report's counts to the hourly buckets of the active flags it
     names (in `projects` when `projects` > 0), in name order, and returns those names.
@@ -770,6 +776,8 @@ def _bucket_upsert_sql(projects: int) -> str:
     )
     keys = ", ".join(column(b, k) for k in ("feature_name", "environment", "app_name", "hour"))
     yes, no = column(b, "yes"), column(b, "no")
+    # Sums saturate at the bigint columns' maximum rather than fail the report.
+    least = "LEAST" if connection.vendor == "postgresql" else "MIN"
     return (
         f"WITH reported AS ({reported}) "
         f"INSERT INTO {table(b)} AS bucket ({keys}, {yes}, {no}) "
@@ -777,8 +785,9 @@ def _bucket_upsert_sql(projects: int) -> str:
         f"FROM reported JOIN {table(f)} f ON f.{column(f, 'name')} = reported.name "
         f"WHERE f.{column(f, 'archived_at')} IS NULL{in_projects} "
         "ORDER BY reported.name "
-        f"ON CONFLICT ({keys}) DO UPDATE SET {yes} = bucket.{yes} + EXCLUDED.{yes}, "
-        f"{no} = bucket.{no} + EXCLUDED.{no} "
+        f"ON CONFLICT ({keys}) DO UPDATE SET {yes} = bucket.{yes} + {least}(EXCLUDED.{yes}, "
+        f"{BIGINT_MAX} - bucket.{yes}), "
+        f"{no} = bucket.{no} + {least}(EXCLUDED.{no}, {BIGINT_MAX} - bucket.{no}) "
         f"RETURNING {column(b, 'feature_name')}"
     )
 

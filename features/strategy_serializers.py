@@ -14,6 +14,8 @@ from features.validators import (
     CONSTRAINT_OPERATORS,
     MAX_WEIGHT,
     PAYLOAD_TYPES,
+    SORT_ORDER_MAX,
+    SORT_ORDER_MIN,
     WEIGHT_TYPES,
     validate_strategy_variants,
 )
@@ -75,10 +77,13 @@ class CreateFeatureStrategySchemaSerializer(StrictSerializer):
     enabled there and at least one of its strategies (not `disabled`) is on."""
 
     name = StrictChoiceField(choices=STRATEGY_NAMES, help_text="The strategy type.")
-    title = StrictCharField(allow_null=True, allow_blank=True, default=None)
+    title = StrictCharField(allow_null=True, allow_blank=True, default=None, max_length=255)
     disabled = StrictBooleanField(allow_null=True, default=False)
     sortOrder = StrictIntegerField(
-        required=False, help_text="Position among the environment's strategies (default: last)."
+        required=False,
+        min_value=SORT_ORDER_MIN,
+        max_value=SORT_ORDER_MAX,
+        help_text="Position among the environment's strategies (default: last).",
     )
     constraints = StrictListField(child=CreateConstraintSchemaSerializer(), default=list)
     variants = StrictListField(child=CreateStrategyVariantSchemaSerializer(), default=list)

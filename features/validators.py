@@ -38,6 +38,9 @@ CONSTRAINT_OPERATORS = (
 WEIGHT_TYPES = ("variable", "fix")
 PAYLOAD_TYPES = ("json", "csv", "string", "number")
 MAX_WEIGHT = 1000
+# What a strategy's `sort_order` (an IntegerField: int4 on PostgreSQL) can hold.
+SORT_ORDER_MIN = -(2**31)
+SORT_ORDER_MAX = 2**31 - 1
 
 
 MAX_FLAG_NAME_LENGTH = 100

@@ -213,6 +213,51 @@ def test_client_features__rebuilt_without_change__same_etag(flag):
     assert response.status_code == 304
 
 
+def _create_admin_token(admin_client) -> None:
+    response = admin_client.post(
+        "/api/admin/api-tokens", {"tokenName": "ci", "type": "admin"}, format="json"
+    )
+    assert response.status_code == 201
+
+
+def _create_client_token(admin_client) -> None:
+    body = {"tokenName": "sdk", "type": "client", "environment": "development"}
+    response = admin_client.post("/api/admin/api-tokens", body, format="json")
+    assert response.status_code == 201
+
+
+def _create_flag_in_another_project(admin_client) -> None:
+    ProjectFactory(id="other")
+    assert (
+        post(admin_client, "/api/admin/projects/other/features", {"name": "x"}).status_code == 201
+    )
+
+
+@pytest.mark.parametrize(
+    "unrelated_write",
+    [
+        pytest.param(_create_admin_token, id="admin-token-created"),
+        pytest.param(_create_client_token, id="client-token-created"),
+        pytest.param(_create_flag_in_another_project, id="flag-outside-the-token-projects"),
+    ],
+)
+def test_client_features__unrelated_audited_write__still_304(admin_client, flag, unrelated_write):
+    client = sdk(projects=["default"])
+    with override_settings(CLIENT_API_REUSE_SECONDS=0):
+        first = client.get(CLIENT_FEATURES)
+        unrelated_write(admin_client)
+
+        conditional = client.get(CLIENT_FEATURES, HTTP_IF_NONE_MATCH=first["ETag"])
+        again = client.get(CLIENT_FEATURES)
+
+    assert conditional.status_code == 304
+    assert conditional.content == b""
+    assert conditional["ETag"] == first["ETag"]
+    assert again["ETag"] == first["ETag"]
+    assert again.json()["meta"]["revisionId"] > first.json()["meta"]["revisionId"]
+    assert again.json()["features"] == first.json()["features"]
+
+
 @pytest.mark.parametrize("flags", [1, 25])
 def test_client_features__query_count_is_constant(
     admin_client, django_assert_max_num_queries, flags
@@ -481,6 +526,85 @@ def test_metrics__invalid__400(flag, body, path):
 
     assert path in [detail["path"] for detail in error["details"]]
     assert not FeatureUsageBucket.objects.exists()
+
+
+MAX_COUNT = 2**31 - 1
+BIGINT_MAX = 2**63 - 1
+
+
+def _over_max(path: str, sent: int) -> dict:
+    message = f"The `{path}` property must be <= {MAX_COUNT}. You sent {sent}."
+    return {"path": path, "message": message}
+
+
+@pytest.mark.parametrize(
+    ("toggle", "details"),
+    [
+        pytest.param(
+            {"yes": MAX_COUNT + 1},
+            [_over_max("/body/bucket/toggles/checkout/yes", MAX_COUNT + 1)],
+            id="yes-int32-plus-one",
+        ),
+        pytest.param(
+            {"no": BIGINT_MAX},
+            [_over_max("/body/bucket/toggles/checkout/no", BIGINT_MAX)],
+            id="no-bigint-max",
+        ),
+        pytest.param(
+            {"yes": 10**30, "no": 10**30},
+            [
+                _over_max("/body/bucket/toggles/checkout/yes", 10**30),
+                _over_max("/body/bucket/toggles/checkout/no", 10**30),
+            ],
+            id="beyond-bigint",
+        ),
+    ],
+)
+def test_metrics__count_over_int32__400_whole_body_nothing_recorded(flag, toggle, details):
+    response = post(sdk(), "/api/client/metrics", metrics({flag: toggle}))
+
+    error = assert_error(response, 400, "ValidationError")
+    assert error == {
+        "id": error["id"],
+        "name": "ValidationError",
+        "message": " ".join(detail["message"] for detail in details),
+        "details": details,
+    }
+    assert not FeatureUsageBucket.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("toggle", "expected"),
+    [
+        pytest.param({"yes": MAX_COUNT}, (2 * MAX_COUNT, 0), id="yes-at-max"),
+        pytest.param({"no": MAX_COUNT}, (0, 2 * MAX_COUNT), id="no-at-max"),
+    ],
+)
+def test_metrics__count_at_max_twice__202_summed(flag, toggle, expected):
+    client = sdk()
+
+    responses = [post(client, "/api/client/metrics", metrics({flag: toggle})) for _ in "12"]
+
+    assert [r.status_code for r in responses] == [202, 202]
+    assert list(FeatureUsageBucket.objects.values_list("yes", "no")) == [expected]
+
+
+@pytest.mark.parametrize(
+    ("before", "toggle", "expected"),
+    [
+        pytest.param((BIGINT_MAX - 1, 0), {"yes": MAX_COUNT}, (BIGINT_MAX, 0), id="yes"),
+        pytest.param((5, BIGINT_MAX), {"yes": 1, "no": 1}, (6, BIGINT_MAX), id="no-full"),
+    ],
+)
+def test_metrics__bucket_sum_saturates_at_bigint_max(flag, before, toggle, expected):
+    client = sdk()
+    assert post(client, "/api/client/metrics", metrics({flag: {"yes": 1}})).status_code == 202
+    FeatureUsageBucket.objects.update(yes=before[0], no=before[1])
+
+    response = post(client, "/api/client/metrics", metrics({flag: toggle}))
+
+    assert response.status_code == 202
+    assert list(FeatureUsageBucket.objects.values_list("yes", "no")) == [expected]
 
 
 def test_metrics__admin_token__403(admin_client):

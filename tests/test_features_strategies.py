@@ -185,6 +185,94 @@ def test_add_strategy__invalid__400(admin_client, flag, body, path):
     assert not FeatureStrategy.objects.exists()
 
 
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+
+
+def _one_detail(path: str, message: str) -> dict:
+    message = f"The `{path}` property {message}"
+    return {"path": path, "message": message}
+
+
+OUT_OF_COLUMN = [
+    pytest.param(
+        {"title": "t" * 256},
+        _one_detail(
+            "/body/title", f'must NOT have more than 255 characters. You sent "{"t" * 256}".'
+        ),
+        id="title-256-chars",
+    ),
+    pytest.param(
+        {"sortOrder": INT32_MAX + 1},
+        _one_detail("/body/sortOrder", f"must be <= {INT32_MAX}. You sent {INT32_MAX + 1}."),
+        id="sort-order-int32-max-plus-one",
+    ),
+    pytest.param(
+        {"sortOrder": INT32_MIN - 1},
+        _one_detail("/body/sortOrder", f"must be >= {INT32_MIN}. You sent {INT32_MIN - 1}."),
+        id="sort-order-int32-min-minus-one",
+    ),
+]
+
+
+@pytest.mark.parametrize(("fields", "detail"), OUT_OF_COLUMN)
+def test_add_strategy__beyond_the_columns__400_whole_body(admin_client, flag, fields, detail):
+    response = post(admin_client, STRATEGIES, {"name": "default", **fields})
+
+    error = assert_error(response, 400, "ValidationError")
+    assert error == {
+        "id": error["id"],
+        "name": "ValidationError",
+        "message": detail["message"],
+        "details": [detail],
+    }
+    assert not FeatureStrategy.objects.exists()
+
+
+@pytest.mark.parametrize(("fields", "detail"), OUT_OF_COLUMN)
+def test_update_strategy__beyond_the_columns__400_whole_body(admin_client, flag, fields, detail):
+    created = post(admin_client, STRATEGIES, {"name": "default"}).json()
+
+    response = put(admin_client, f"{STRATEGIES}/{created['id']}", {"name": "default", **fields})
+
+    error = assert_error(response, 400, "ValidationError")
+    assert error == {
+        "id": error["id"],
+        "name": "ValidationError",
+        "message": detail["message"],
+        "details": [detail],
+    }
+    assert admin_client.get(f"{STRATEGIES}/{created['id']}").json() == created
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        pytest.param({"title": "t" * 255}, id="title-255-chars"),
+        pytest.param({"sortOrder": INT32_MAX}, id="sort-order-int32-max"),
+        pytest.param({"sortOrder": INT32_MIN}, id="sort-order-int32-min"),
+    ],
+)
+def test_add_strategy__at_the_columns_limits__200(admin_client, flag, fields):
+    response = post(admin_client, STRATEGIES, {"name": "default", **fields})
+
+    assert response.status_code == 200, response.content
+    strategy = response.json()
+    assert strategy == _strategy_body(strategy["id"], **fields)
+    assert admin_client.get(f"{STRATEGIES}/{strategy['id']}").json() == strategy
+
+
+@pytest.mark.parametrize("last", [INT32_MAX - 1, INT32_MAX])
+def test_add_strategy__after_one_at_int32_max__stays_in_range_and_last(admin_client, flag, last):
+    first = post(admin_client, STRATEGIES, {"name": "default", "sortOrder": last}).json()
+
+    response = post(admin_client, STRATEGIES, {"name": "remoteAddress"})
+
+    assert response.status_code == 200, response.content
+    added = response.json()
+    assert added["sortOrder"] == INT32_MAX
+    assert admin_client.get(STRATEGIES).json() == [first, added]
+
+
 def test_add_strategy__unknown_environment__404(admin_client, flag):
     url = f"{FEATURES}/checkout/environments/staging/strategies"
 
