@@ -39,11 +39,8 @@ def seed(flags: int) -> None:
     """`flags` flags in project default; every other one enabled in development with a
     flexibleRollout and a constraint, every tenth also with a userWithId strategy."""
     from features.models import Feature
-    from features.services import (
-        add_feature_strategy,
-        create_feature,
-        set_feature_environment_enabled,
-    )
+    from features.services import create_feature
+    from features.strategy_services import add_feature_strategy, set_feature_environment_enabled
     from flagadmin.api.principals import TokenPrincipal
     from flagadmin.models import ApiToken, TokenType
     from projects.models import Project

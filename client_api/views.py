@@ -19,7 +19,7 @@ from client_api.serializers import (
     ClientMetricsSchemaSerializer,
     parse_client_metrics,
 )
-from features.services import record_client_metrics, register_client_instance
+from features.metrics_services import record_client_metrics, register_client_instance
 from flagadmin.api.errors import ContentTooLargeError, ContentTypeError, LengthRequiredError
 from flagadmin.api.views import BODY_METHODS
 from flagadmin.schema import error_responses

@@ -40,12 +40,12 @@ from features.services import (
     delete_archived_feature,
     remove_feature_dependency,
     set_feature_dependency,
-    set_feature_environment_enabled,
     set_feature_environment_variants,
     tag_feature,
     untag_feature,
     update_feature_metadata,
 )
+from features.strategy_services import set_feature_environment_enabled
 from flagadmin.admin_audit import AuditedModelAdmin, json_safe
 from flagadmin.admin_fields import LinesField
 from flagadmin.models import AuditEvent

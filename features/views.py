@@ -22,22 +22,19 @@ from features.serializers import (
     FeatureSchemaSerializer,
     FeatureStrategySchemaSerializer,
 )
-from features.services import (
-    add_feature_strategy,
-    archive_feature,
-    archive_features,
-    create_feature,
-    delete_feature_strategy,
-    get_feature_strategy,
-    revive_features,
-    set_feature_environment_enabled,
-    update_feature_strategy,
-)
+from features.services import archive_feature, archive_features, create_feature, revive_features
 from features.strategy_serializers import (
     BatchFeaturesSchemaSerializer,
     CreateFeatureStrategySchemaSerializer,
     ProjectFeatureSchemaSerializer,
     ProjectFeaturesSchemaSerializer,
+)
+from features.strategy_services import (
+    add_feature_strategy,
+    delete_feature_strategy,
+    get_feature_strategy,
+    set_feature_environment_enabled,
+    update_feature_strategy,
 )
 from flagadmin import permissions as perms
 from flagadmin.api.errors import NotFoundError

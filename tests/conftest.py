@@ -95,7 +95,7 @@ def fresh_client_features_cache():
     and on SQLite its audit event ids are given out again."""
     from client_api.authentication import forget_tokens
     from client_api.queries import clear_cache
-    from features.services import forget_last_seen_writes
+    from features.metrics_services import forget_last_seen_writes
 
     for forget in (clear_cache, forget_tokens, forget_last_seen_writes):
         forget()

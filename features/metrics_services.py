@@ -1,0 +1,155 @@
+"""What SDKs report through the client API: usage counts in hourly buckets, last-seen times of
+flags, and the instances that registered."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import connection
+from django.db.models import Q
+from django.utils import timezone
+
+from features.models import (
+    ClientInstance,
+    Feature,
+    FeatureEnvironment,
+    FeatureUsageBucket,
+)
+from features.sql import column, table
+from flagadmin.api.fields import INT64_MAX
+
+
+def _hour_of(moment: datetime) -> datetime:
+    return moment.replace(minute=0, second=0, microsecond=0)
+
+
+def _bucket_upsert_sql(projects: int) -> str:
+    """One statement that adds a report's counts to the hourly buckets of the active flags it
+    names (in `projects` when `projects` > 0), in name order, and returns those names.
+
+    The report travels as one JSON parameter (a list of {name, yes, no}) rather than three
+    placeholders per flag: the statement's text then stays the same for every report, and the
+    driver parses it once instead of on every call."""
+    b, f = FeatureUsageBucket, Feature
+    if connection.vendor == "postgresql":
+        reported = (
+            "SELECT name, yes, no FROM jsonb_to_recordset(%s::jsonb) "
+            "AS r(name text, yes bigint, no bigint)"
+        )
+    else:
+        reported = (
+            "SELECT json_extract(value, '$.name') AS name, json_extract(value, '$.yes') AS yes, "
+            "json_extract(value, '$.no') AS no FROM json_each(%s)"
+        )
+    in_projects = (
+        f" AND f.{column(f, 'project')} IN ({', '.join(['%s'] * projects)})" if projects else ""
+    )
+    keys = ", ".join(column(b, k) for k in ("feature_name", "environment", "app_name", "hour"))
+    yes, no = column(b, "yes"), column(b, "no")
+    # Sums saturate at the bigint columns' maximum rather than fail the report.
+    least = "LEAST" if connection.vendor == "postgresql" else "MIN"
+    return (
+        f"WITH reported AS ({reported}) "
+        f"INSERT INTO {table(b)} AS bucket ({keys}, {yes}, {no}) "
+        "SELECT reported.name, %s, %s, %s, reported.yes, reported.no "
+        f"FROM reported JOIN {table(f)} f ON f.{column(f, 'name')} = reported.name "
+        f"WHERE f.{column(f, 'archived_at')} IS NULL{in_projects} "
+        "ORDER BY reported.name "
+        f"ON CONFLICT ({keys}) DO UPDATE SET {yes} = bucket.{yes} + {least}(EXCLUDED.{yes}, "
+        f"{INT64_MAX} - bucket.{yes}), "
+        f"{no} = bucket.{no} + {least}(EXCLUDED.{no}, {INT64_MAX} - bucket.{no}) "
+        f"RETURNING {column(b, 'feature_name')}"
+    )
+
+
+# (environment, flag) -> when this process last wrote the flag's last_seen_at (monotonic).
+_last_seen_written: dict[tuple[str, str], float] = {}
+
+
+def forget_last_seen_writes() -> None:
+    """Forget which last_seen_at this process wrote lately (the next report writes again
+    where the database's own condition lets it)."""
+    _last_seen_written.clear()
+
+
+def record_client_metrics(
+    *,
+    environment: str,
+    app_name: str,
+    counts: Mapping[str, tuple[int, int]],
+    projects: Sequence[str] | None = None,
+    now: datetime | None = None,
+) -> None:
+    """Record what one SDK report says: per flag, how often it was evaluated to on and off.
+
+    This is the one writer of usage (other code that keeps figures about usage hooks in here).
+    It is built for hundreds of reports a second without holding up other writes:
+
+    - counts go into hourly buckets by one statement per report, in autocommit, rows in name
+      order (concurrent reports lock shared buckets in the same order and never deadlock); the
+      same statement keeps only active flags of `projects` (None or `*`: any project), as an
+      SDK may report flags that were archived or that its token does not cover;
+    - `last_seen_at` of the flag and of its environment, which `lastReportedFlagUsage` and
+      `lastSeenAt` show, is written only when it moves by `LAST_SEEN_RESOLUTION` seconds or
+      more: each process skips flags it wrote that recently, and the conditional UPDATE skips
+      those another process wrote, so most reports write nothing but their counts.
+    """
+    now = now or timezone.now()
+    reported = sorted((name, yes, no) for name, (yes, no) in counts.items() if yes or no)
+    if not reported:
+        return
+    scope = [] if projects is None or "*" in projects else sorted(set(projects))
+    hour = FeatureUsageBucket._meta.get_field("hour").get_db_prep_save(_hour_of(now), connection)
+    rows = json.dumps([{"name": name, "yes": yes, "no": no} for name, yes, no in reported])
+    with connection.cursor() as cursor:
+        cursor.execute(_bucket_upsert_sql(len(scope)), [rows, environment, app_name, hour, *scope])
+        counted = sorted(row[0] for row in cursor.fetchall())
+    resolution = settings.LAST_SEEN_RESOLUTION
+    clock = time.monotonic()
+    due = [
+        name
+        for name in counted
+        if clock - _last_seen_written.get((environment, name), -resolution - 1) >= resolution
+    ]
+    if not due:
+        return
+    stale_before = now - timedelta(seconds=resolution)
+    moved = Q(last_seen_at__isnull=True) | Q(last_seen_at__lt=stale_before)
+    FeatureEnvironment.objects.filter(moved, feature_id__in=due, environment_id=environment).update(
+        last_seen_at=now
+    )
+    Feature.objects.filter(moved, name__in=due).update(last_seen_at=now)
+    if len(_last_seen_written) > 100_000:
+        _last_seen_written.clear()
+    for name in due:
+        _last_seen_written[(environment, name)] = clock
+
+
+def register_client_instance(
+    *,
+    environment: str,
+    app_name: str,
+    instance_id: str,
+    sdk_version: str = "",
+    strategies: Sequence[str] = (),
+    interval: int | None = None,
+    started_at: datetime | None = None,
+) -> None:
+    """Remember an SDK instance (what `POST /api/client/register` says), one row per app,
+    instance and environment; registering again updates it."""
+    ClientInstance.objects.update_or_create(
+        app_name=app_name,
+        instance_id=instance_id,
+        environment=environment,
+        defaults={
+            "sdk_version": sdk_version,
+            "strategies": list(strategies),
+            "interval": interval,
+            "started_at": started_at,
+            "last_seen_at": timezone.now(),
+        },
+    )

@@ -1,0 +1,314 @@
+"""Flags in an environment: turning them on and off, and their activation strategies. Each
+function is one transaction that also writes its audit event (Unleash's event types)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+
+from django.db import transaction
+from django.db.models import Max
+
+from features.models import (
+    Feature,
+    FeatureEnvironment,
+    FeatureStrategy,
+    FeatureStrategySegment,
+    Segment,
+)
+from features.services import FEATURE_ENVIRONMENT_DISABLED, FEATURE_ENVIRONMENT_ENABLED, tags_of
+from features.validators import SORT_ORDER_MAX
+from flagadmin.api.errors import NotFoundError, ValidationError
+from flagadmin.audit import record_event
+
+FEATURE_STRATEGY_ADD = "feature-strategy-add"
+FEATURE_STRATEGY_UPDATE = "feature-strategy-update"
+FEATURE_STRATEGY_REMOVE = "feature-strategy-remove"
+
+
+def strategy_event_data(strategy: FeatureStrategy) -> dict:
+    """A strategy as Unleash's `feature-strategy-*` events carry it."""
+    return {
+        "id": str(strategy.id),
+        "name": strategy.name,
+        "title": strategy.title,
+        "disabled": strategy.disabled,
+        "constraints": strategy.constraints,
+        "parameters": strategy.parameters,
+        "variants": strategy.variants,
+        "sortOrder": strategy.sort_order,
+        "segments": sorted(strategy.segment_ids),
+    }
+
+
+class FeatureEnvironmentNotFound(NotFoundError, FeatureEnvironment.DoesNotExist):
+    """The flag has no entry for that environment: 404 through the API, and the model's own
+    DoesNotExist for callers such as the Django admin's bulk actions."""
+
+
+def _locked_feature_environment(feature: Feature, environment: str) -> FeatureEnvironment:
+    """The flag's entry for `environment`, locked until the transaction ends (404 when the
+    flag has no entry there: the environment is unknown or not enabled in its project)."""
+    found = (
+        FeatureEnvironment.objects.select_for_update()
+        .filter(feature=feature, environment_id=environment)
+        .first()
+    )
+    if found is None:
+        raise FeatureEnvironmentNotFound(
+            f'Environment "{environment}" is not enabled in project "{feature.project_id}" '
+            f'for flag "{feature.name}"'
+        )
+    found.feature = feature
+    return found
+
+
+def _check_segments(segment_ids: Sequence[int]) -> None:
+    known = set(Segment.objects.filter(pk__in=segment_ids).values_list("pk", flat=True))
+    missing = [segment_id for segment_id in segment_ids if segment_id not in known]
+    if missing:
+        raise ValidationError.for_property(
+            "/body/segments", f"The `/body/segments` property names unknown segments: {missing}."
+        )
+
+
+def _new_strategy(
+    *,
+    feature_environment: FeatureEnvironment,
+    name: str,
+    parameters: dict[str, str],
+    constraints: list[dict],
+    variants: list[dict],
+    segments: Sequence[int],
+    title: str | None,
+    disabled: bool,
+    sort_order: int | None,
+    actor: object,
+) -> FeatureStrategy:
+    """Insert a strategy and its `feature-strategy-add` event; call inside a transaction that
+    holds the flag environment's lock (so two additions never take the same sort order)."""
+    feature = feature_environment.feature
+    if sort_order is None:
+        # As Unleash: after the last strategy of the environment (0 for the first one). At the
+        # column's limit it takes the last one's place: ties sort by creation, so still last.
+        highest = feature_environment.strategies.aggregate(Max("sort_order"))["sort_order__max"]
+        sort_order = 0 if highest is None else min(highest + 1, SORT_ORDER_MAX)
+    strategy = FeatureStrategy.objects.create(
+        feature_environment=feature_environment,
+        name=name,
+        title=title,
+        disabled=disabled,
+        sort_order=sort_order,
+        parameters=with_default_parameters(name, parameters, feature),
+        constraints=constraints,
+        variants=variants,
+    )
+    segment_ids = list(dict.fromkeys(segments))
+    if segment_ids:
+        _check_segments(segment_ids)
+        FeatureStrategySegment.objects.bulk_create(
+            [FeatureStrategySegment(strategy=strategy, segment_id=s) for s in segment_ids]
+        )
+    strategy.segment_ids = segment_ids
+    record_event(
+        FEATURE_STRATEGY_ADD,
+        actor=actor,
+        project=feature.project_id,
+        feature_name=feature.name,
+        environment=feature_environment.environment_id,
+        data=strategy_event_data(strategy),
+        tags=tags_of(feature),
+    )
+    return strategy
+
+
+def with_default_parameters(name: str, parameters: dict[str, str], feature: Feature) -> dict:
+    """Unleash fills in what a `flexibleRollout` leaves out: the flag's name as `groupId`, the
+    project's default stickiness, and a rollout of 100 %."""
+    if name != "flexibleRollout":
+        return dict(parameters)
+    filled = dict(parameters)
+    filled.setdefault("rollout", "100")
+    if not filled.get("groupId"):
+        filled["groupId"] = feature.name
+    if not filled.get("stickiness"):
+        filled["stickiness"] = feature.project.default_stickiness or "default"
+    return filled
+
+
+def set_feature_environment_enabled(
+    *, feature: Feature, environment: str, enabled: bool, actor: object
+) -> bool:
+    """Turn the flag on or off in `environment`, recording `feature-environment-enabled` or
+    `-disabled` (Unleash's names). Turning on a flag that has no strategy there first adds
+    Unleash's default, a `flexibleRollout` at 100 % (with its own `feature-strategy-add`
+    event). Setting the state the flag already has changes and records nothing. Returns
+    whether it changed.
+
+    The one place that switches a flag environment: the API's on/off, the Django admin's
+    bulk actions and inline edits, and strategy deletion all come through it. Raises
+    FeatureEnvironmentNotFound (a 404, and a FeatureEnvironment.DoesNotExist) when the flag has
+    no entry for that environment (its project does not use it)."""
+    with transaction.atomic():
+        # Locked: two toggles of the same row record one event each, in order.
+        feature_environment = _locked_feature_environment(feature, environment)
+        if feature_environment.enabled == enabled:
+            return False
+        if enabled and not feature_environment.strategies.exists():
+            _new_strategy(
+                feature_environment=feature_environment,
+                name="flexibleRollout",
+                parameters={},
+                constraints=[],
+                variants=[],
+                segments=[],
+                title=None,
+                disabled=False,
+                sort_order=None,
+                actor=actor,
+            )
+        FeatureEnvironment.objects.filter(pk=feature_environment.pk).update(enabled=enabled)
+        record_event(
+            FEATURE_ENVIRONMENT_ENABLED if enabled else FEATURE_ENVIRONMENT_DISABLED,
+            actor=actor,
+            project=feature.project_id,
+            feature_name=feature.name,
+            environment=environment,
+            tags=tags_of(feature),
+        )
+    return True
+
+
+def add_feature_strategy(
+    *,
+    feature: Feature,
+    environment: str,
+    name: str,
+    parameters: dict[str, str],
+    constraints: list[dict],
+    variants: list[dict],
+    segments: Sequence[int] = (),
+    title: str | None = None,
+    disabled: bool = False,
+    sort_order: int | None = None,
+    actor: object,
+) -> FeatureStrategy:
+    """Add a strategy to the flag in `environment`; records `feature-strategy-add`."""
+    with transaction.atomic():
+        feature_environment = _locked_feature_environment(feature, environment)
+        return _new_strategy(
+            feature_environment=feature_environment,
+            name=name,
+            parameters=parameters,
+            constraints=constraints,
+            variants=variants,
+            segments=segments,
+            title=title,
+            disabled=disabled,
+            sort_order=sort_order,
+            actor=actor,
+        )
+
+
+def get_feature_strategy(
+    *, feature: Feature, environment: str, strategy_id: str, for_update: bool = False
+) -> FeatureStrategy:
+    """The strategy `strategy_id` of the flag in `environment` (404 otherwise)."""
+    strategies = FeatureStrategy.objects.filter(
+        feature_environment__feature=feature, feature_environment__environment_id=environment
+    ).prefetch_related("segment_links")
+    if for_update:
+        strategies = strategies.select_for_update(of=("self",))
+    try:
+        strategy = strategies.filter(pk=uuid.UUID(strategy_id)).first()
+    except ValueError:
+        strategy = None
+    if strategy is None:
+        raise NotFoundError(f"Could not find strategy with id {strategy_id}")
+    strategy.segment_ids = [link.segment_id for link in strategy.segment_links.all()]
+    return strategy
+
+
+def update_feature_strategy(
+    *,
+    feature: Feature,
+    environment: str,
+    strategy_id: str,
+    name: str,
+    parameters: dict[str, str],
+    constraints: list[dict],
+    variants: list[dict],
+    segments: Sequence[int] = (),
+    title: str | None = None,
+    disabled: bool = False,
+    sort_order: int | None = None,
+    actor: object,
+) -> FeatureStrategy:
+    """Replace the strategy's definition (PUT: omitted optional fields take their defaults,
+    except the sort order, which stays); records `feature-strategy-update` with the strategy
+    before and after, or nothing when nothing changed."""
+    with transaction.atomic():
+        strategy = get_feature_strategy(
+            feature=feature, environment=environment, strategy_id=strategy_id, for_update=True
+        )
+        before = strategy_event_data(strategy)
+        strategy.name = name
+        strategy.parameters = with_default_parameters(name, parameters, feature)
+        strategy.constraints = constraints
+        strategy.variants = variants
+        strategy.title = title
+        strategy.disabled = disabled
+        if sort_order is not None:
+            strategy.sort_order = sort_order
+        strategy.save()
+        segment_ids = list(dict.fromkeys(segments))
+        if segment_ids != strategy.segment_ids:
+            _check_segments(segment_ids)
+            FeatureStrategySegment.objects.filter(strategy=strategy).delete()
+            FeatureStrategySegment.objects.bulk_create(
+                [FeatureStrategySegment(strategy=strategy, segment_id=s) for s in segment_ids]
+            )
+            strategy.segment_ids = segment_ids
+        record_event(
+            FEATURE_STRATEGY_UPDATE,
+            actor=actor,
+            project=feature.project_id,
+            feature_name=feature.name,
+            environment=environment,
+            data=strategy_event_data(strategy),
+            pre_data=before,
+            tags=tags_of(feature),
+        )
+    return strategy
+
+
+def delete_feature_strategy(
+    *, feature: Feature, environment: str, strategy_id: str, actor: object
+) -> None:
+    """Remove the strategy; records `feature-strategy-remove` with the strategy as it was.
+    When no enabled strategy is left, the flag is turned off in the environment (with its
+    `feature-environment-disabled` event), as Unleash does: enabled without a strategy would
+    mean on for nobody while looking on."""
+    with transaction.atomic():
+        feature_environment = _locked_feature_environment(feature, environment)
+        strategy = get_feature_strategy(
+            feature=feature, environment=environment, strategy_id=strategy_id, for_update=True
+        )
+        before = strategy_event_data(strategy)
+        strategy.delete()
+        record_event(
+            FEATURE_STRATEGY_REMOVE,
+            actor=actor,
+            project=feature.project_id,
+            feature_name=feature.name,
+            environment=environment,
+            pre_data=before,
+            tags=tags_of(feature),
+        )
+        if (
+            feature_environment.enabled
+            and not feature_environment.strategies.filter(disabled=False).exists()
+        ):
+            set_feature_environment_enabled(
+                feature=feature, environment=environment, enabled=False, actor=actor
+            )
