@@ -14,10 +14,10 @@ from rest_framework.authentication import BaseAuthentication
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
-from features.sql import column, table
 from flagadmin.api.authentication import token_from_header
 from flagadmin.api.errors import AuthenticationRequired, NoAccessError
 from flagadmin.models import ApiToken, AuditEvent, TokenType
+from flagadmin.sql import column, table
 
 # A client token without an environment (`*`) reads this one, as Unleash's default.
 DEFAULT_ENVIRONMENT = "development"

@@ -19,8 +19,8 @@ from features.models import (
     FeatureEnvironment,
     FeatureUsageBucket,
 )
-from features.sql import column, table
 from flagadmin.api.fields import INT64_MAX
+from flagadmin.sql import column, table
 
 
 def _hour_of(moment: datetime) -> datetime:

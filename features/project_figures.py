@@ -36,12 +36,12 @@ from typing import Any
 
 import orjson
 from django.db import connection, transaction
-from django.db.models import Model
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from features.models import Feature, FeatureType, ProjectFlagActivity, ProjectFlagCount
 from flagadmin.models import Role
+from flagadmin.sql import column, table
 from groups.models import GroupMembership
 from projects.models import FavoriteProject, Project, ProjectEnvironment, ProjectRoleAssignment
 from projects.queries import PROJECT_ROLE_TYPES, SYSTEM_OWNER, owner_rows, owners_sql
@@ -76,18 +76,10 @@ def lifetime_groups() -> list[tuple[timedelta, tuple[str, ...]]]:
     ]
 
 
-def _table(model: type[Model]) -> str:
-    return connection.ops.quote_name(model._meta.db_table)
-
-
-def _column(model: type[Model], field: str) -> str:
-    return connection.ops.quote_name(model._meta.get_field(field).column)
-
-
 def scope_condition(scope: str, ids: int = 0) -> str:
     """The WHERE condition on projects `p` of a scope; "ids": the `ids` projects
     `%(id_0)s`, `%(id_1)s`, ..."""
-    names = {"id": _column(Project, "id"), "archived_at": _column(Project, "archived_at")}
+    names = {"id": column(Project, "id"), "archived_at": column(Project, "archived_at")}
     if scope == "ids":
         placeholders = ", ".join(f"%(id_{index})s" for index in range(ids)) or "NULL"
         return f"p.{names['id']} IN ({placeholders})"
@@ -98,21 +90,21 @@ def scope_condition(scope: str, ids: int = 0) -> str:
 def _figures_sql(condition: str) -> str:
     """The projects matching `condition` with their figures (see the module's docstring).
     Parameters are named (`%(name)s`); `_params` gives their values."""
-    feature, flag_count, project = _table(Feature), _table(ProjectFlagCount), _table(Project)
-    assignment, role = _table(ProjectRoleAssignment), _table(Role)
-    membership = _table(GroupMembership)
+    feature, flag_count, project = table(Feature), table(ProjectFlagCount), table(Project)
+    assignment, role = table(ProjectRoleAssignment), table(Role)
+    membership = table(GroupMembership)
 
     def f(field: str) -> str:
-        return f"f.{_column(Feature, field)}"
+        return f"f.{column(Feature, field)}"
 
     def c(field: str) -> str:
-        return f"c.{_column(ProjectFlagCount, field)}"
+        return f"c.{column(ProjectFlagCount, field)}"
 
     def p(field: str) -> str:
-        return f"p.{_column(Project, field)}"
+        return f"p.{column(Project, field)}"
 
     def a(field: str) -> str:
-        return f"a.{_column(ProjectRoleAssignment, field)}"
+        return f"a.{column(ProjectRoleAssignment, field)}"
 
     groups = lifetime_groups()
 
@@ -141,16 +133,16 @@ def _figures_sql(condition: str) -> str:
     )
     # Members: each user once per project, whether through a role of their own or a group's
     # (UNION: a hashed set of (project, user), cheaper than COUNT(DISTINCT)'s sort).
-    role_of_a = f"r.{_column(Role, 'id')} = {a('role')}"
-    project_role = f"r.{_column(Role, 'type')} IN (%(project_role)s, %(custom_role)s)"
+    role_of_a = f"r.{column(Role, 'id')} = {a('role')}"
+    project_role = f"r.{column(Role, 'type')} IN (%(project_role)s, %(custom_role)s)"
     return f"""
 SELECT {p("id")}, {p("name")}, {p("description")}, {p("mode")}, {p("default_stickiness")},
        {p("created_at")}, {p("updated_at")}, {p("archived_at")},
        CAST(COALESCE(counted.flags, 0) AS BIGINT), CAST(COALESCE(counted.stale, 0) AS BIGINT),
        CAST({potentially_stale or "0"} AS BIGINT),
        COALESCE(members.total, 0),
-       activity.{_column(ProjectFlagActivity, "last_flag_event_at")},
-       activity.{_column(ProjectFlagActivity, "last_flag_seen_at")}
+       activity.{column(ProjectFlagActivity, "last_flag_event_at")},
+       activity.{column(ProjectFlagActivity, "last_flag_seen_at")}
   FROM {project} p
   LEFT JOIN (SELECT {c("project")} AS project_id, SUM({c("total")}) AS flags,
               SUM(CASE WHEN {c("stale")} = %(true)s THEN {c("total")} ELSE 0 END) AS stale{aging}
@@ -161,13 +153,13 @@ SELECT {p("id")}, {p("name")}, {p("description")}, {p("mode")}, {p("default_stic
                        FROM {assignment} a JOIN {role} r ON {role_of_a}
                       WHERE {a("user")} IS NOT NULL AND {project_role}
                      UNION
-                     SELECT {a("project")}, gm.{_column(GroupMembership, "user")}
+                     SELECT {a("project")}, gm.{column(GroupMembership, "user")}
                        FROM {assignment} a JOIN {role} r ON {role_of_a}
-                       JOIN {membership} gm ON gm.{_column(GroupMembership, "group")} = {a("group")}
+                       JOIN {membership} gm ON gm.{column(GroupMembership, "group")} = {a("group")}
                       WHERE {project_role}) holders
               GROUP BY project_id) members ON members.project_id = {p("id")}
-  LEFT JOIN {_table(ProjectFlagActivity)} activity
-    ON activity.{_column(ProjectFlagActivity, "project")} = {p("id")}
+  LEFT JOIN {table(ProjectFlagActivity)} activity
+    ON activity.{column(ProjectFlagActivity, "project")} = {p("id")}
  WHERE {condition}
 """
 
@@ -210,8 +202,8 @@ def _aware(row: tuple) -> tuple:
 @cache
 def _favorites_sql() -> str:
     return (
-        f"SELECT {_column(FavoriteProject, 'project')} FROM {_table(FavoriteProject)}"
-        f" WHERE {_column(FavoriteProject, 'user')} = %(user)s"
+        f"SELECT {column(FavoriteProject, 'project')} FROM {table(FavoriteProject)}"
+        f" WHERE {column(FavoriteProject, 'user')} = %(user)s"
     )
 
 

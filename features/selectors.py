@@ -24,10 +24,10 @@ from features.models import (
     FeatureStrategy,
     FeatureTag,
 )
-from features.sql import column, table
 from flagadmin.api.errors import NotFoundError
 from flagadmin.api.principals import acting_user_id
 from flagadmin.models import AuditEvent
+from flagadmin.sql import column, table
 from projects.models import Environment, Project, ProjectEnvironment
 
 User = get_user_model()

@@ -17,16 +17,6 @@ from django.db.models.fields import AutoFieldMixin
 Statement = tuple[str, list]
 
 
-def table(model: type[Model]) -> str:
-    """The model's table, quoted for SQL."""
-    return f'"{model._meta.db_table}"'
-
-
-def column(model: type[Model], field: str) -> str:
-    """The column of the model's field, quoted for SQL."""
-    return f'"{model._meta.get_field(field).column}"'
-
-
 def insert_statement(rows: Sequence[Model]) -> Statement:
     """An INSERT of `rows` (instances of one model) as one statement, with its parameters.
 

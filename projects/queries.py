@@ -9,10 +9,8 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from django.db import connection
-from django.db.models import Model
-
 from flagadmin.models import RoleType, User
+from flagadmin.sql import column, table
 from groups.models import Group
 from projects.models import Project, ProjectRoleAssignment
 
@@ -23,14 +21,6 @@ PROJECT_ROLE_TYPES = (RoleType.PROJECT.value, RoleType.CUSTOM.value)
 SYSTEM_OWNER: dict[str, str] = {"ownerType": "system"}
 
 
-def _table(model: type[Model]) -> str:
-    return connection.ops.quote_name(model._meta.db_table)
-
-
-def _column(model: type[Model], field: str) -> str:
-    return connection.ops.quote_name(model._meta.get_field(field).column)
-
-
 @lru_cache(maxsize=128)
 def owners_sql(condition: str) -> str:
     """Owner role assignments (`%(owner)s`) of the projects `p` matching `condition`: users
@@ -38,17 +28,17 @@ def owners_sql(condition: str) -> str:
     `project_role_project_role` (project, role)."""
 
     def a(field: str) -> str:
-        return f"a.{_column(ProjectRoleAssignment, field)}"
+        return f"a.{column(ProjectRoleAssignment, field)}"
 
-    user_column = {name: _column(User, name) for name in ("id", "name", "username", "email")}
+    user_column = {name: column(User, name) for name in ("id", "name", "username", "email")}
     return f"""
 SELECT {a("project")}, {a("user")}, u.{user_column["name"]}, u.{user_column["username"]},
-       u.{user_column["email"]}, u.{_column(User, "image_url")}, g.{_column(Group, "name")}
-  FROM {_table(Project)} p
-  JOIN {_table(ProjectRoleAssignment)} a
-    ON {a("project")} = p.{_column(Project, "id")} AND {a("role")} = %(owner)s
-  LEFT JOIN {_table(User)} u ON u.{user_column["id"]} = {a("user")}
-  LEFT JOIN {_table(Group)} g ON g.{_column(Group, "id")} = {a("group")}
+       u.{user_column["email"]}, u.{column(User, "image_url")}, g.{column(Group, "name")}
+  FROM {table(Project)} p
+  JOIN {table(ProjectRoleAssignment)} a
+    ON {a("project")} = p.{column(Project, "id")} AND {a("role")} = %(owner)s
+  LEFT JOIN {table(User)} u ON u.{user_column["id"]} = {a("user")}
+  LEFT JOIN {table(Group)} g ON g.{column(Group, "id")} = {a("group")}
  WHERE {condition}
  ORDER BY CASE WHEN {a("user")} IS NULL THEN 1 ELSE 0 END, {a("created_at")}, {a("id")}
 """
