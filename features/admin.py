@@ -48,26 +48,12 @@ from features.services import (
 from features.strategy_services import set_feature_environment_enabled
 from flagadmin.admin_audit import AuditedModelAdmin, json_safe
 from flagadmin.admin_fields import LinesField
+from flagadmin.admin_filters import ArchivedFilter
 from flagadmin.models import AuditEvent
 from projects.models import Environment
 
 # How many of a flag's events its page shows; the link beside them lists all.
 RECENT_EVENTS = 20
-
-
-class ArchivedFilter(admin.SimpleListFilter):
-    title = "archived"
-    parameter_name = "archived"
-
-    def lookups(self, request, model_admin):
-        return [("no", "Active"), ("yes", "Archived")]
-
-    def queryset(self, request, queryset):
-        if self.value() == "yes":
-            return queryset.filter(archived_at__isnull=False)
-        if self.value() == "no":
-            return queryset.filter(archived_at__isnull=True)
-        return queryset
 
 
 def _environment_names() -> list[str]:

@@ -12,7 +12,8 @@ from django.http import HttpRequest
 
 from features.project_figures import project_figures
 from flagadmin.admin_audit import AuditedModelAdmin, json_safe
-from projects.admin import ArchivedFilter, ProjectEnvironmentInline, ProjectRoleAssignmentInline
+from flagadmin.admin_filters import ArchivedFilter
+from projects.admin import ProjectEnvironmentInline, ProjectRoleAssignmentInline
 from projects.models import Project
 
 

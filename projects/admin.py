@@ -14,19 +14,6 @@ from projects.models import Environment, ProjectEnvironment, ProjectRoleAssignme
 from projects.queries import PROJECT_ROLE_TYPES
 
 
-class ArchivedFilter(admin.SimpleListFilter):
-    title = "archived"
-    parameter_name = "archived"
-
-    def lookups(self, request, model_admin):
-        return [("no", "Active"), ("yes", "Archived")]
-
-    def queryset(self, request, queryset):
-        if self.value() in ("yes", "no"):
-            return queryset.filter(archived_at__isnull=self.value() == "no")
-        return queryset
-
-
 class ProjectRoleAssignmentInline(admin.TabularInline):
     """Who holds which project role: a user or a group (exactly one of them) per row."""
 
