@@ -6,9 +6,11 @@ returned to the caller to show once; they are never stored, logged or put in an 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
+from typing import Protocol
 
-from django.apps import apps
+from django.core.exceptions import ImproperlyConfigured
 from django.db import IntegrityError, transaction
 
 from flagadmin.api.errors import NameExistsError
@@ -19,21 +21,41 @@ from flagadmin.tokens import issue_token
 ALL = "*"
 
 
-def unknown_projects(project_ids: list[str]) -> list[str]:
-    """The ids in `project_ids` (other than `*`) that name no project, in the order given.
+class TokenScopeChecks(Protocol):
+    """What a token's scope may name is known to the projects app, which sits above the core: it
+    registers these checks when it loads (`projects.apps`), so the core asks without importing
+    upward."""
 
-    The projects app sits above the core, so its model is looked up by name, not imported."""
+    def unknown_projects(self, project_ids: Iterable[str]) -> set[str]: ...
+
+    def environment_exists(self, name: str) -> bool: ...
+
+
+_scope_checks: TokenScopeChecks | None = None
+
+
+def register_token_scope_checks(checks: TokenScopeChecks) -> None:
+    global _scope_checks
+    _scope_checks = checks
+
+
+def _registered_scope_checks() -> TokenScopeChecks:
+    if _scope_checks is None:
+        raise ImproperlyConfigured("The projects app registers the token scope checks; install it")
+    return _scope_checks
+
+
+def unknown_projects(project_ids: list[str]) -> list[str]:
+    """The ids in `project_ids` (other than `*`) that name no project, in the order given."""
     wanted = {p for p in project_ids if p != ALL}
     if not wanted:
         return []
-    project_model = apps.get_model("projects", "Project")
-    found = set(project_model.objects.filter(pk__in=wanted).values_list("pk", flat=True))
-    return [p for p in project_ids if p != ALL and p not in found]
+    missing = _registered_scope_checks().unknown_projects(wanted)
+    return [p for p in project_ids if p in missing]
 
 
 def environment_exists(name: str) -> bool:
-    environment_model = apps.get_model("projects", "Environment")
-    return environment_model.objects.filter(pk=name).exists()
+    return _registered_scope_checks().environment_exists(name)
 
 
 def _iso(value: datetime | None) -> str | None:
