@@ -98,8 +98,8 @@ def _screenshots(driver, base: str, name: str) -> None:
 
 
 def test_operator_path_through_the_admin(live_server, browser):
+    from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.expected_conditions import staleness_of
     from selenium.webdriver.support.ui import Select, WebDriverWait
 
     operator = UserFactory(username="operator", root_role_id=Role.ADMIN)
@@ -123,11 +123,26 @@ def test_operator_path_through_the_admin(live_server, browser):
             "return box.scrollWidth <= box.clientWidth;"
         )
 
+    def loaded(_) -> bool:
+        return driver.execute_script("return document.readyState") == "complete"
+
     def click_and_wait(selector: str, by: str = By.CSS_SELECTOR) -> None:
-        """Click, then wait for the next page to replace this one (clicks do not block)."""
+        """Click, then wait for the next page to replace this one and finish loading (clicks do
+        not block)."""
         page = driver.find_element(By.TAG_NAME, "html")
         driver.find_element(by, selector).click()
-        WebDriverWait(driver, 10).until(staleness_of(page))
+
+        def replaced(_) -> bool:
+            try:
+                page.is_enabled()
+            except WebDriverException:
+                # Stale, or (chromedriver, mid-navigation) "Node with given id does not belong
+                # to the document": either way the old page is gone.
+                return True
+            return False
+
+        WebDriverWait(driver, 10).until(replaced)
+        WebDriverWait(driver, 10).until(loaded)
 
     try:
         # Sign in.
@@ -175,6 +190,7 @@ def test_operator_path_through_the_admin(live_server, browser):
         secret = driver.find_element(By.ID, "issued-token").get_attribute("value")
         assert secret.startswith("*:*.")
         driver.refresh()
+        WebDriverWait(driver, 10).until(loaded)
         assert driver.find_elements(By.ID, "issued-token") == []
         assert driver.find_element(By.ID, "token-secret-gone")
         assert secret not in driver.page_source
