@@ -6,12 +6,7 @@ from flagadmin.schema import ApiTokenScheme
 class ClientTokenScheme(ApiTokenScheme):
     target_class = "client_api.authentication.ClientTokenAuthentication"
     name = "clientKey"
-
-    def get_security_definition(self, auto_schema):
-        return {
-            "type": "apiKey",
-            "in": "header",
-            "name": "Authorization",
-            "description": "A client API token `<project>:<environment>.<secret>`; admin and "
-            "personal tokens get 403 here.",
-        }
+    description = (
+        "A client API token `<project>:<environment>.<secret>`; admin and personal tokens get "
+        "403 here."
+    )

@@ -8,16 +8,20 @@ from rest_framework import serializers
 
 
 class ApiTokenScheme(OpenApiAuthenticationExtension):
+    """A token in the `Authorization` header; subclasses name another authentication class."""
+
     target_class = "flagadmin.api.authentication.ApiTokenAuthentication"
     name = "apiKey"
+    description = (
+        "An API token; the whole header value is the token (a leading `Bearer ` is accepted)."
+    )
 
     def get_security_definition(self, auto_schema):
         return {
             "type": "apiKey",
             "in": "header",
             "name": "Authorization",
-            "description": "An API token; the whole header value is the token "
-            "(a leading `Bearer ` is accepted).",
+            "description": self.description,
         }
 
 
