@@ -39,7 +39,8 @@ def main(arguments: list[str]) -> None:
                 step_passed, step_failed = 0, 0
             if status != "ok" and step_failed == 0:
                 step_failed = 1
-        print(f"{name}: {step_passed} passed, {step_failed} failed")
+        # Worded unlike the closing line, so that only the last line reads as a run's total.
+        print(f"- {name}: {step_passed} checks passed, {step_failed} failed")
         passed += step_passed
         failed += step_failed
     print(f"ci: {passed} passed, {failed} failed")
