@@ -40,7 +40,7 @@ def main(arguments: list[str]) -> None:
             if status != "ok" and step_failed == 0:
                 step_failed = 1
         # Worded unlike the closing line, so that only the last line reads as a run's total.
-        print(f"- {name}: {step_passed} checks passed, {step_failed} failed")
+        print(f"- {name}: {step_passed} ok, {step_failed} failed")
         passed += step_passed
         failed += step_failed
     print(f"ci: {passed} passed, {failed} failed")
