@@ -222,7 +222,7 @@ def explain() -> str:
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL jit = off")
         cursor.execute(
-            "EXPLAIN (ANALYZE, BUFFERS) " + _figures_sql(scope_condition("active")),
+            "EXPLAIN (ANALYZE, BUFFERS) " + _figures_sql(scope_condition("active"), "postgresql"),
             _params(timezone.now(), None, ()),
         )
         return "\n".join(row[0] for row in cursor.fetchall())

@@ -52,6 +52,9 @@ def env_seconds(name: str, default: float) -> float:
 # Seconds; see flagadmin/db.py. libpq treats a connect timeout under 2 s as 2 s.
 DB_CONNECT_TIMEOUT = max(2, round(env_seconds("DB_CONNECT_TIMEOUT", 2)))
 DB_STATEMENT_TIMEOUT = env_seconds("DB_STATEMENT_TIMEOUT", 3)
+# Server-side prepared statements where the code asks for them (the projects list's fixed
+# statements); off for a connection pooler that cannot keep them (PgBouncer before 1.21).
+DB_PREPARED_STATEMENTS = env_bool("DB_PREPARED_STATEMENTS", True)
 
 
 def database_from_url(url: str) -> dict:
@@ -76,6 +79,9 @@ def database_from_url(url: str) -> dict:
             options["options"] = " ".join(
                 [options.get("options", ""), f"-c statement_timeout={timeout_ms}"]
             ).strip()
+        # psycopg prepares only statements run with prepare=True below this threshold (Django's
+        # own cursors bind on the client and never prepare); None turns preparing off.
+        options["prepare_threshold"] = 2**31 - 1 if DB_PREPARED_STATEMENTS else None
         return {
             "ENGINE": "django.db.backends.postgresql",
             "NAME": unquote(parts.path.lstrip("/")),

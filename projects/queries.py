@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from flagadmin.models import RoleType, User
+from flagadmin.models import Role, RoleType, User
 from flagadmin.sql import column, table
 from groups.models import Group
 from projects.models import Project, ProjectRoleAssignment
@@ -23,7 +23,7 @@ SYSTEM_OWNER: dict[str, str] = {"ownerType": "system"}
 
 @lru_cache(maxsize=128)
 def owners_sql(condition: str) -> str:
-    """Owner role assignments (`%(owner)s`) of the projects `p` matching `condition`: users
+    """Owner role assignments (role `Role.OWNER`) of the projects `p` matching `condition`: users
     before groups, each by assignment time, then id. Reached from the projects through
     `project_role_project_role` (project, role)."""
 
@@ -36,7 +36,7 @@ SELECT {a("project")}, {a("user")}, u.{user_column["name"]}, u.{user_column["use
        u.{user_column["email"]}, u.{column(User, "image_url")}, g.{column(Group, "name")}
   FROM {table(Project)} p
   JOIN {table(ProjectRoleAssignment)} a
-    ON {a("project")} = p.{column(Project, "id")} AND {a("role")} = %(owner)s
+    ON {a("project")} = p.{column(Project, "id")} AND {a("role")} = {int(Role.OWNER)}
   LEFT JOIN {table(User)} u ON u.{user_column["id"]} = {a("user")}
   LEFT JOIN {table(Group)} g ON g.{column(Group, "id")} = {a("group")}
  WHERE {condition}

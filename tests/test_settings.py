@@ -34,6 +34,10 @@ def test_database_url__sqlite(url, name):
     assert "journal_mode=WAL" in database["OPTIONS"]["init_command"]
 
 
+PREPARE_ONLY_WHEN_ASKED = 2**31 - 1
+PREPARED = {"prepare_threshold": PREPARE_ONLY_WHEN_ASKED}
+
+
 def test_database_url__postgres_every_part():
     database = database_from_url(
         "postgres://flag%40admin:p%3Ass%2Fw@db.example.com:6543/flags?sslmode=require"
@@ -52,6 +56,7 @@ def test_database_url__postgres_every_part():
             "sslmode": "require",
             "connect_timeout": "2",
             "options": "-c statement_timeout=3000",
+            "prepare_threshold": PREPARE_ONLY_WHEN_ASKED,
         },
     }
 
@@ -82,7 +87,7 @@ def test_database_url__conn_max_age_from_env(monkeypatch):
         pytest.param(
             "",
             3,
-            {"connect_timeout": "2", "options": "-c statement_timeout=3000"},
+            {"connect_timeout": "2", "options": "-c statement_timeout=3000", **PREPARED},
             id="defaults",
         ),
         pytest.param(
@@ -91,14 +96,15 @@ def test_database_url__conn_max_age_from_env(monkeypatch):
             {
                 "connect_timeout": "10",
                 "options": "-c search_path=flags -c statement_timeout=1500",
+                **PREPARED,
             },
             id="url-options-kept",
         ),
-        pytest.param("", 0, {"connect_timeout": "2"}, id="statement-timeout-off"),
+        pytest.param("", 0, {"connect_timeout": "2", **PREPARED}, id="statement-timeout-off"),
         pytest.param(
             "?options=-c%20statement_timeout%3D0",
             3,
-            {"connect_timeout": "2", "options": "-c statement_timeout=0"},
+            {"connect_timeout": "2", "options": "-c statement_timeout=0", **PREPARED},
             id="url-statement-timeout-wins",
         ),
     ],
@@ -107,6 +113,17 @@ def test_database_url__postgres_timeouts(monkeypatch, query, statement_timeout, 
     monkeypatch.setattr(settings_module, "DB_STATEMENT_TIMEOUT", statement_timeout)
 
     assert database_from_url(f"postgres://u@h/n{query}")["OPTIONS"] == expected
+
+
+@pytest.mark.parametrize(
+    ("prepared", "threshold"), [(True, PREPARE_ONLY_WHEN_ASKED), (False, None)]
+)
+def test_database_url__prepared_statements(monkeypatch, prepared, threshold):
+    # psycopg prepares a statement run with prepare=True only under a threshold that is not
+    # None; the huge threshold keeps it from preparing any other statement on its own.
+    monkeypatch.setattr(settings_module, "DB_PREPARED_STATEMENTS", prepared)
+
+    assert database_from_url("postgres://u@h/n")["OPTIONS"]["prepare_threshold"] == threshold
 
 
 def test_database_url__unsupported_scheme():
