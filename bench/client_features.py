@@ -48,7 +48,9 @@ def seed(flags: int) -> None:
     actor = TokenPrincipal(ApiToken.objects.filter(type=TokenType.ADMIN).first())
     project = Project.objects.get(pk="default")
     for number in range(flags):
-        feature = create_feature(project=project, name=f"bench-flag-{number:05d}", actor=actor)
+        feature = create_feature(
+            project_id=project.pk, name=f"bench-flag-{number:05d}", actor=actor
+        )
         feature = Feature.objects.get(pk=feature.pk)
         if number % 2:
             continue

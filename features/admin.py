@@ -354,7 +354,7 @@ class FeatureAdmin(AuditedModelAdmin):
             )
             return
         created = create_feature(
-            project=obj.project,
+            project_id=obj.project_id,
             name=obj.name,
             type=obj.type,
             description=obj.description,

@@ -4,7 +4,6 @@ strategies or tags, and whatever the number of flags in the instance."""
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
-from django.db import connection
 from django.db.models import (
     Count,
     Exists,
@@ -25,10 +24,8 @@ from features.models import (
     FeatureTag,
 )
 from flagadmin.api.errors import NotFoundError
-from flagadmin.api.principals import acting_user_id
 from flagadmin.models import AuditEvent
-from flagadmin.sql import column, table
-from projects.models import Environment, Project, ProjectEnvironment
+from projects.models import Project
 
 User = get_user_model()
 
@@ -60,81 +57,6 @@ DETAIL_PREFETCHES = (
         to_attr="dependent_links",
     ),
 )
-
-
-# The creation path is the busiest write, and compiling ORM queries is most of its CPU time
-# (select_related over three tables costs ten times the round trip). The reads it makes are
-# therefore written out once here, from the models' own table and column names; the rows become
-# model instances through `from_db`, with the columns not read deferred as `.only()` would.
-PROJECT_FIELDS = ("id", "name")
-ENVIRONMENT_FIELDS = ("name", "type", "sort_order")
-USER_FIELDS = ("id", "name", "username", "email", "image_url")
-ACTIVE_PROJECT_SQL = (
-    "SELECT "
-    + ", ".join(f"p.{column(Project, f)}" for f in PROJECT_FIELDS)
-    + ", "
-    + ", ".join(f"e.{column(Environment, f)}" for f in ENVIRONMENT_FIELDS)
-    + ", "
-    + ", ".join(f"u.{column(User, f)}" for f in USER_FIELDS)
-    + f" FROM {table(Project)} p"
-    # The creator that a token principal acts as (or no row when the parameter is NULL).
-    + f" LEFT JOIN {table(User)} u ON u.{column(User, 'id')} = %s"
-    + f" LEFT JOIN {table(ProjectEnvironment)} pe"
-    + f" ON pe.{column(ProjectEnvironment, 'project')} = p.{column(Project, 'id')}"
-    + f" LEFT JOIN {table(Environment)} e"
-    + f" ON e.{column(Environment, 'name')} = pe.{column(ProjectEnvironment, 'environment')}"
-    + f" WHERE p.{column(Project, 'id')} = %s AND p.{column(Project, 'archived_at')} IS NULL"
-)
-USER_SQL = (
-    "SELECT "
-    + ", ".join(column(User, f) for f in USER_FIELDS)
-    + f" FROM {table(User)} WHERE {column(User, 'id')} = %s"
-)
-
-
-def get_active_project(project_id: str, *, for_actor: object = None) -> Project:
-    """The project, unless it does not exist or is archived (404 either way). Only its id and
-    name are loaded, and, in the same query, what creating a flag in it needs:
-
-    - `new_flag_environments`: the environments enabled in it, in display order (a new flag
-      gets one entry each);
-    - `preloaded_users`: when `for_actor` is a token that acts as a system user rather than a
-      user, that user (the creator a new flag names), by id.
-    """
-    acts_as_system_user = for_actor is not None and not isinstance(for_actor, User)
-    creator_id = acting_user_id(for_actor) if acts_as_system_user else None
-    with connection.cursor() as cursor:
-        cursor.execute(ACTIVE_PROJECT_SQL, [creator_id, project_id])
-        rows = cursor.fetchall()
-    if not rows:
-        raise NotFoundError(f"Active project with id {project_id} does not exist")
-    env_at = len(PROJECT_FIELDS)
-    user_at = env_at + len(ENVIRONMENT_FIELDS)
-    project = Project.from_db(connection.alias, PROJECT_FIELDS, rows[0][:env_at])
-    environments = [
-        Environment.from_db(connection.alias, ENVIRONMENT_FIELDS, row[env_at:user_at])
-        for row in rows
-        if row[env_at] is not None  # the LEFT JOIN's row of a project without environments
-    ]
-    environments.sort(key=lambda env: (env.sort_order, env.name))
-    project.new_flag_environments = environments
-    project.preloaded_users = {}
-    if creator_id is not None:
-        found = rows[0][user_at] is not None
-        project.preloaded_users[creator_id] = (
-            User.from_db(connection.alias, USER_FIELDS, rows[0][user_at:]) if found else None
-        )
-    return project
-
-
-def get_user_summary(user_id: int | None) -> User | None:
-    """The user's id, name, username, email and image (what flags show of their creator)."""
-    if user_id is None:
-        return None
-    with connection.cursor() as cursor:
-        cursor.execute(USER_SQL, [user_id])
-        row = cursor.fetchone()
-    return User.from_db(connection.alias, USER_FIELDS, row) if row else None
 
 
 def feature_collaborators(feature_name: str) -> list:

@@ -276,45 +276,6 @@ class FeatureSchemaSerializer(serializers.Serializer):
         replaces an earlier one's of the same name), as Unleash reports them."""
         return _VARIANTS.to_representation(merged_variants(feature))
 
-    def to_representation(self, feature: Feature) -> dict[str, Any]:
-        """Built by hand rather than field by field: this answers every creation, and DRF's
-        generic walk over ~50 fields costs more than the rest of the response. The declared
-        fields above still document the shape, and a test checks that both give the same body.
-        Stored value objects (strategies, variants) still go through their serializers."""
-        environments = feature.environment_list
-        return {
-            "name": feature.name,
-            "type": feature.type,
-            "description": feature.description,
-            "project": feature.project_id,
-            "enabled": any(env.enabled for env in environments),
-            "stale": feature.stale,
-            "favorite": feature.is_favorite,
-            "impressionData": feature.impression_data,
-            "archived": feature.archived,
-            "archivedAt": _iso(feature.archived_at),
-            "createdAt": _iso(feature.created_at),
-            "createdBy": _person(feature.created_by),
-            "lastSeenAt": _iso(feature.last_seen_at),
-            "environments": [_environment(env) for env in environments],
-            "variants": _VARIANTS.to_representation(merged_variants(feature)),
-            "tags": [{"type": tag["type"], "value": tag["value"]} for tag in feature.tag_list],
-            "children": list(feature.child_names),
-            "lifecycle": (
-                None
-                if feature.current_stage is None
-                else {
-                    "stage": feature.current_stage.stage,
-                    "enteredStageAt": _iso(feature.current_stage.entered_at),
-                }
-            ),
-            "dependencies": [
-                {"feature": link.parent_id, "enabled": link.enabled, "variants": link.variants}
-                for link in feature.dependency_list
-            ],
-            "collaborators": {"users": [_person(user) for user in feature.collaborator_list]},
-        }
-
 
 def sorted_variants(env: FeatureEnvironment) -> list[dict[str, Any]]:
     return sorted(env.variants, key=lambda variant: variant["name"])
@@ -328,31 +289,4 @@ def merged_variants(feature: Feature) -> list[dict[str, Any]]:
     return list(merged.values())
 
 
-# Shared instances (they keep no state between calls) for the hand-built representation.
-_iso = serializers.DateTimeField().to_representation
 _VARIANTS = VariantSchemaSerializer(many=True)
-_STRATEGY = FeatureStrategySchemaSerializer()
-
-
-def _person(user) -> dict[str, Any] | None:
-    if user is None:
-        return None
-    return {"id": user.id, "name": user.display_name, "imageUrl": user.image_url}
-
-
-def _environment(env: FeatureEnvironment) -> dict[str, Any]:
-    strategies = env.strategy_list
-    return {
-        "name": env.environment_id,
-        "featureName": env.feature_id,
-        "environment": env.environment_id,
-        "type": env.environment.type,
-        "enabled": env.enabled,
-        "sortOrder": env.environment.sort_order,
-        "variantCount": len(env.variants),
-        "strategies": [_STRATEGY.to_representation(strategy) for strategy in strategies],
-        "variants": _VARIANTS.to_representation(sorted_variants(env)),
-        "lastSeenAt": _iso(env.last_seen_at),
-        "hasStrategies": bool(strategies),
-        "hasEnabledStrategies": any(not strategy.disabled for strategy in strategies),
-    }

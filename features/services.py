@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import nullcontext
 
 from django.contrib.auth import get_user_model
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 from rest_framework.fields import DateTimeField
@@ -20,17 +21,11 @@ from features.models import (
     LifecycleStage,
     Tag,
 )
-from features.selectors import get_user_summary
-from features.sql import (
-    batches_statements,
-    execute_statements,
-    insert_statement,
-    write_together,
-)
-from flagadmin.api.errors import NameExistsError, ValidationError
+from features.sql import insert_together, load_new_flag_target
+from flagadmin.api.errors import NameExistsError, NotFoundError, ValidationError
 from flagadmin.api.principals import acting_user_id
 from flagadmin.audit import build_event, record_event
-from projects.models import Environment, Project, ProjectEnvironment
+from projects.models import Project
 
 User = get_user_model()
 
@@ -80,20 +75,6 @@ def _metadata(feature: Feature) -> dict:
     }
 
 
-def _new_flag_environments(project: Project) -> list[Environment]:
-    """The environments a new flag of `project` gets an entry for, in display order:
-    those enabled in the project (`get_active_project` has loaded them already)."""
-    loaded = getattr(project, "new_flag_environments", None)
-    if loaded is not None:
-        return loaded
-    return [
-        link.environment
-        for link in ProjectEnvironment.objects.filter(project=project)
-        .select_related("environment")
-        .order_by("environment__sort_order", "environment__name")
-    ]
-
-
 def _ensure_tags(tags: Sequence[tuple[str, str]]) -> list[Tag]:
     """The Tag rows for (type, value) pairs, creating the values that are new. Concurrent
     creators of the same new value both succeed: the unique constraint makes one insert a
@@ -118,7 +99,7 @@ def _ensure_tags(tags: Sequence[tuple[str, str]]) -> list[Tag]:
 
 def create_feature(
     *,
-    project: Project,
+    project_id: str,
     name: str,
     type: str = FeatureType.RELEASE,
     description: str | None = None,
@@ -126,23 +107,31 @@ def create_feature(
     tags: Sequence[tuple[str, str]] = (),
     actor: object,
 ) -> Feature:
-    """Create flag `name` in `project` with one disabled environment entry per environment
-    enabled in the project, lifecycle stage `initial`, its tags (tag types must exist; new
-    values are created), the acting user as creator, and one `feature-created` audit event.
+    """Create flag `name` in project `project_id` with one disabled environment entry per
+    environment enabled in the project, lifecycle stage `initial`, its tags (tag types must
+    exist; new values are created), the acting user as creator, and one `feature-created`
+    audit event.
 
-    Raises NameExistsError when any flag, in any project, archived or not, has that name, also
-    when a concurrent creation of the same name wins the race.
+    Raises NotFoundError when the project does not exist or is archived, NameExistsError when
+    any flag, in any project, archived or not, has that name, also when a concurrent creation
+    of the same name wins the race.
 
-    Returns the flag with the attributes `FeatureSchemaSerializer` reads, built from what was
-    written, so that answering costs no further queries.
+    Returns the flag with what `FeatureSchemaSerializer` reads (as `load_feature_detail` does),
+    from what was written, so that answering costs no further query.
     """
     now = timezone.now()
     creator_id = acting_user_id(actor)
+    # A signed-in user is the creator as loaded; a token names its system user (read here).
+    target = load_new_flag_target(
+        project_id, creator_id=None if isinstance(actor, User) else creator_id
+    )
+    if target is None:
+        raise NotFoundError(f"Active project with id {project_id} does not exist")
+    creator = actor if isinstance(actor, User) else target.creator
     tags = list(dict.fromkeys(tags))
-    environments = _new_flag_environments(project)
     feature = Feature(
         name=name,
-        project=project,
+        project=target.project,
         type=type,
         description=description or None,
         impression_data=impression_data,
@@ -153,20 +142,20 @@ def create_feature(
     stage = FeatureLifecycleStage(feature=feature, stage=LifecycleStage.INITIAL, entered_at=now)
     feature_environments = [
         FeatureEnvironment(feature=feature, environment=environment, enabled=False, variants=[])
-        for environment in environments
+        for environment in target.environments
     ]
     tag_list = [{"type": tag_type, "value": value} for tag_type, value in tags]
     event = build_event(
         FEATURE_CREATED,
         actor=actor,
-        project=project.pk,
+        project=project_id,
         feature_name=name,
         tags=tag_list,
         data={
             "name": name,
             "description": feature.description,
             "type": feature.type,
-            "project": project.pk,
+            "project": project_id,
             "stale": False,
             "createdAt": _iso(now),
             "lastSeenAt": None,
@@ -180,34 +169,21 @@ def create_feature(
         # anything else is written, and the whole write rolls back. Racing creations are
         # serialised by that key (PostgreSQL) or by the IMMEDIATE write lock (SQLite); the loser
         # gets the same 409 as a plain clash.
-        rows = [[feature], [stage], feature_environments]
-        if tags:
+        # A transaction of its own when tags are created first, and a savepoint inside a
+        # caller's transaction (the name check below must still be able to read).
+        with transaction.atomic() if tags or connection.in_atomic_block else nullcontext():
             # New tag values are created first, in the same transaction as the flag.
-            with transaction.atomic():
-                rows.append(
-                    [
-                        FeatureTag(feature=feature, tag=tag, created_by_user_id=creator_id)
-                        for tag in _ensure_tags(tags)
-                    ]
-                )
-                rows.append([event])
-                statements = [insert_statement(r) for r in rows if r]
-                execute_statements(statements, batched=batches_statements())
-        else:
-            rows.append([event])
-            write_together([insert_statement(r) for r in rows if r])
+            feature_tags = [
+                FeatureTag(feature=feature, tag=tag, created_by_user_id=creator_id)
+                for tag in (_ensure_tags(tags) if tags else ())
+            ]
+            insert_together([[feature], [stage], feature_environments, feature_tags, [event]])
     except IntegrityError:
         error = _name_taken_error(name)
         if error is None:
             raise
         raise error from None
 
-    if isinstance(actor, User):
-        creator = actor
-    elif creator_id in getattr(project, "preloaded_users", {}):
-        creator = project.preloaded_users[creator_id]
-    else:
-        creator = get_user_summary(creator_id)
     feature.created_by = creator
     for env in feature_environments:
         env.strategy_list = []

@@ -60,7 +60,7 @@ def test_create_feature_service__concurrent_same_name__one_created_one_name_exis
 
     def create(index: int):
         return create_feature(
-            project=project, name=name, tags=[("simple", "shared-new")], actor=actor
+            project_id=project.pk, name=name, tags=[("simple", "shared-new")], actor=actor
         )
 
     results = run_together(2, create)

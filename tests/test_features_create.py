@@ -846,3 +846,52 @@ def test_create_feature__query_count_with_tags(admin_client, django_assert_num_q
         )
 
     assert response.status_code == 201
+
+
+# --- the answer and the rows ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("principal", ["admin_client", "admin_user_client"])
+def test_create_feature__answer_equals_what_reading_the_flag_answers(request, principal):
+    client = request.getfixturevalue(principal)
+    TagTypeFactory(name="team")
+
+    created = post(
+        client,
+        {
+            "name": "same.both.ways",
+            "type": "operational",
+            "description": "read back",
+            "impressionData": True,
+            "tags": [{"type": "team", "value": "growth"}, {"type": "simple", "value": "x1"}],
+        },
+    )
+    read = client.get(created["Location"])
+
+    assert (created.status_code, read.status_code) == (201, 200)
+    assert created.json() == read.json()
+
+
+def test_create_feature_service__returns_saved_rows_with_their_ids(db):
+    from features.services import create_feature
+
+    TagTypeFactory(name="team")
+    user = UserFactory()
+
+    feature = create_feature(
+        project_id="default", name="saved.rows", tags=[("team", "core")], actor=user
+    )
+
+    stored_environments = dict(
+        FeatureEnvironment.objects.filter(feature_id="saved.rows").values_list(
+            "environment_id", "id"
+        )
+    )
+    assert {env.environment_id: env.id for env in feature.environment_list} == (stored_environments)
+    assert feature.current_stage.id == FeatureLifecycleStage.objects.get(feature=feature).id
+    saved = [feature, feature.current_stage, *feature.environment_list]
+    assert all(not row._state.adding and row._state.db == "default" for row in saved)
+    # Saved instances behave as saved: an update through the ORM changes the stored row.
+    feature.environment_list[0].enabled = True
+    feature.environment_list[0].save(update_fields=["enabled"])
+    assert FeatureEnvironment.objects.get(id=feature.environment_list[0].id).enabled is True

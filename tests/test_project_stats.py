@@ -147,7 +147,7 @@ def test_project_stats__concurrent_writers__no_lost_update():
         for step in range(rounds):
             project = Project.objects.get(pk=rng.choice(["default", "busy"]))
             flag = create_feature(
-                project=project, name=f"t{index}-{step}", type="release", actor=actor
+                project_id=project.pk, name=f"t{index}-{step}", type="release", actor=actor
             )
             update_feature_metadata(
                 feature=flag,
