@@ -148,6 +148,11 @@ STACKS = ("gunicorn", "proxy")
 _SERVER_PIDS: dict[str, int] = {}
 
 
+def server_pid(base_url: str) -> int:
+    """The pid of the server `serve` runs at `base_url` (the root of its process tree)."""
+    return _SERVER_PIDS[base_url]
+
+
 def server_cpu_seconds(base_url: str) -> float:
     """CPU time (user + system) used so far by the server at `base_url` and every process
     under it (gunicorn's master and workers; nginx's too with the proxy stack)."""

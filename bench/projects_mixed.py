@@ -35,6 +35,12 @@ def main() -> int:
     parser.add_argument("--database-url", default=harness.DEFAULT_DATABASE_URL)
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--threads", type=int, default=1, help="gthread threads per worker")
+    parser.add_argument(
+        "--stack",
+        choices=harness.STACKS,
+        default="gunicorn",
+        help="gunicorn alone, or the production stack (nginx in front of gunicorn)",
+    )
     parser.add_argument("--list-connections", type=int, default=8)
     parser.add_argument("--create-connections", type=int, default=2)
     parser.add_argument("--duration", type=int, default=15, help="seconds measured")
@@ -92,7 +98,12 @@ def main() -> int:
             driver.join()
 
     with harness.serve(
-        url, workers=args.workers, threads=args.threads, worker_class=worker_class, port=args.port
+        url,
+        workers=args.workers,
+        threads=args.threads,
+        worker_class=worker_class,
+        stack=args.stack,
+        port=args.port,
     ) as base_url:
         status, body = harness.fetch(base_url + LIST_PATH, {"Authorization": token})
         if status != 200:
@@ -109,7 +120,8 @@ def main() -> int:
     counts_exact = project_stats.stored() == project_stats.recounted()
     times_exact = project_stats.stored_activity() == project_stats.recomputed_activity()
     print(
-        f"mixed load, {Feature.objects.count()} flags at the end ({created} created); gunicorn "
+        f"mixed load, {Feature.objects.count()} flags at the end ({created} created); "
+        f"{'nginx + ' if args.stack == 'proxy' else ''}gunicorn "
         f"{args.workers} {worker_class} workers x {args.threads} threads; wrk "
         f"{args.list_connections} connections listing + {args.create_connections} creating, "
         f"{args.duration} s measured after {args.warmup} s of warm-up"

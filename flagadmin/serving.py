@@ -172,6 +172,9 @@ def gunicorn_command(socket: Path, workers: int, threads: int) -> list[str]:
         "20",
         # Also where gunicorn.conf.py is not read: the default path is shared by every instance.
         "--no-control-socket",
+        # The app is loaded once, in the master, and the workers share its pages (see the
+        # hooks in gunicorn.conf.py): the whole server's memory grows less per worker.
+        "--preload",
         # nginx writes the access log (it knows the client's address; gunicorn sees a socket).
         "--access-logfile",
         "/dev/null",

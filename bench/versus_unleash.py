@@ -1,0 +1,259 @@
+"""Flag creation side by side with the real Unleash: same PostgreSQL server, same flags present,
+same load, alternating rounds; throughput, latency, CPU and the servers' memory.
+
+    ../shared/unleash-reference/start.sh     # Unleash 8.2 on 127.0.0.1:4242
+    .venv/bin/python bench/versus_unleash.py --rounds 3
+
+Before the rounds, each server gets the same `--existing` flags through its own API (POST
+/api/admin/projects/default/features). Each round then drives `POST .../features` with wrk
+(`--connections`, new names) for `--duration` seconds against flagadmin, then against Unleash;
+the flags a round created are archived and deleted afterwards through each server's API, so
+open-source Unleash stays under its 5,000-flag limit and both keep the same data. flagadmin is
+served by the production stack (nginx + gunicorn, `--workers` x `--threads`). Memory is
+sampled every 0.2 s during the rounds: the resident set (RSS) of every process of each server
+(flagadmin: nginx and gunicorn, master and workers; Unleash: its node process) and the
+proportional set (PSS), which counts pages shared between forked workers once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import harness
+
+DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/flagadmin_bench_versus"
+UNLEASH_TOKEN = "*:*.unleash-insecure-admin-api-token"
+UNLEASH_PID_FILE = (
+    Path(__file__).resolve().parents[2] / "shared" / "unleash-reference" / "run" / "unleash.pid"
+)
+PATH = "/api/admin/projects/default/features"
+
+
+def call(base_url: str, method: str, path: str, token: str, body: object = None) -> int:
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(
+        base_url + path,
+        data=data,
+        method=method,
+        headers={"Authorization": token, "Content-Type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=120) as response:
+            response.read()
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+def flag_names(base_url: str, token: str) -> list[str]:
+    request = urllib.request.Request(
+        base_url + PATH, headers={"Authorization": token, "Accept": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=120) as response:
+        return [flag["name"] for flag in json.loads(response.read())["features"]]
+
+
+def remove_flags(base_url: str, token: str, names: list[str]) -> None:
+    """Archive `names` through the API (batches of 500), then delete them: through Unleash's
+    API, or for flagadmin (which has no bulk delete endpoint) through the ORM in this process,
+    which is set up on its database."""
+    batches = [names[start : start + 500] for start in range(0, len(names), 500)]
+    for batch in batches:
+        body = {"features": batch}
+        status = call(base_url, "POST", "/api/admin/projects/default/archive", token, body)
+        if status >= 300:
+            raise RuntimeError(f"{base_url}: archive answered {status}")
+    if token != UNLEASH_TOKEN:
+        from features.models import Feature
+
+        Feature.objects.filter(name__in=names).delete()
+        return
+    if batches:
+        # Unleash records an archived flag's lifecycle stage asynchronously after answering;
+        # deleting the flag before that insert lands makes it fail a foreign key, and Unleash
+        # 8.2 exits on that unhandled error. Give it time.
+        time.sleep(3)
+    for batch in batches:
+        body = {"features": batch}
+        status = call(base_url, "POST", "/api/admin/projects/default/delete", token, body)
+        if status >= 300:
+            raise RuntimeError(f"{base_url}: delete answered {status}")
+
+
+def seed(base_url: str, token: str, existing: int) -> None:
+    """Exactly `existing` flags named `seed-N` in project default, nothing else."""
+    names = flag_names(base_url, token)
+    remove_flags(base_url, token, [name for name in names if not name.startswith("seed-")])
+    present = {name for name in names if name.startswith("seed-")}
+    extra = sorted(present - {f"seed-{n}" for n in range(existing)})
+    remove_flags(base_url, token, extra)
+    for number in range(existing):
+        if f"seed-{number}" not in present:
+            body = {"name": f"seed-{number}", "description": "benchmark", "type": "release"}
+            status = call(base_url, "POST", PATH, token, body)
+            if status != 201:
+                raise RuntimeError(f"{base_url}: creating seed-{number} answered {status}")
+
+
+def memory_kib(pids: list[int]) -> tuple[int, int]:
+    """(RSS, PSS) in KiB summed over `pids` (processes that ended meanwhile count 0)."""
+    rss = pss = 0
+    for pid in pids:
+        try:
+            for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Rss:"):
+                    rss += int(line.split()[1])
+                elif line.startswith("Pss:"):
+                    pss += int(line.split()[1])
+        except OSError:
+            continue
+    return rss, pss
+
+
+def tree(root: int) -> list[int]:
+    """`root` and every process under it."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parents[int(entry.name)] = int(
+                    (entry / "stat").read_text().rsplit(")", 1)[1].split()[1]
+                )
+            except OSError:
+                continue
+    found = [root]
+    for pid in parents:
+        ancestor = pid
+        while ancestor > 1 and ancestor != root:
+            ancestor = parents.get(ancestor, 0)
+        if ancestor == root and pid != root:
+            found.append(pid)
+    return found
+
+
+class MemorySampler(threading.Thread):
+    """Peak and mean RSS/PSS of a process tree while it runs."""
+
+    def __init__(self, root: int) -> None:
+        super().__init__(daemon=True)
+        self.root = root
+        self.samples: list[tuple[int, int]] = []
+        self.stopping = threading.Event()
+
+    def run(self) -> None:
+        while not self.stopping.is_set():
+            self.samples.append(memory_kib(tree(self.root)))
+            self.stopping.wait(0.2)
+
+    def stop(self) -> tuple[float, float]:
+        """(peak RSS, peak PSS) in MiB."""
+        self.stopping.set()
+        self.join()
+        return (
+            max(rss for rss, _ in self.samples) / 1024,
+            max(pss for _, pss in self.samples) / 1024,
+        )
+
+
+def load(base_url: str, token: str, seconds: int, connections: int) -> harness.WrkResult:
+    return harness.run_wrk(
+        base_url + PATH,
+        headers={"Authorization": token, "Content-Type": "application/json"},
+        connections=connections,
+        duration_s=seconds,
+        warmup_s=0,
+        lua=harness.post_lua(PATH, '{"name": "versus-{n}", "description": "benchmark"}'),
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--unleash-url", default="http://127.0.0.1:4242")
+    parser.add_argument("--database-url", default=DEFAULT_DATABASE_URL)
+    parser.add_argument("--existing", type=int, default=2000, help="flags present in each")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--duration", type=int, default=8, help="seconds per server and round")
+    parser.add_argument("--connections", type=int, default=8)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=8)
+    parser.add_argument("--port", type=int, default=None)
+    args = parser.parse_args()
+
+    unleash_pid = int(UNLEASH_PID_FILE.read_text().strip())
+    unleash = args.unleash_url
+    if call(unleash, "GET", "/api/admin/projects", UNLEASH_TOKEN) != 200:
+        print(f"Unleash does not answer at {unleash} (start.sh?)", file=sys.stderr)
+        return 1
+    harness.create_database(args.database_url)
+    harness.setup_django(args.database_url)
+    token = harness.admin_token()
+    figures: dict[str, list[tuple[harness.WrkResult, float, float]]] = {
+        "flagadmin": [],
+        "unleash": [],
+    }
+    with harness.serve(
+        args.database_url,
+        workers=args.workers,
+        threads=args.threads,
+        worker_class="gthread" if args.threads > 1 else "sync",
+        stack="proxy",
+        port=args.port,
+    ) as flagadmin:
+        servers = {
+            "flagadmin": (flagadmin, token, harness.server_pid(flagadmin)),
+            "unleash": (unleash, UNLEASH_TOKEN, unleash_pid),
+        }
+        started = time.monotonic()
+        for base_url, secret, _ in servers.values():
+            seed(base_url, secret, args.existing)
+        print(f"seeded {args.existing} flags in each server in {time.monotonic() - started:.0f} s")
+        for base_url, secret, _ in servers.values():
+            load(base_url, secret, 2, args.connections)  # warm-up
+            seed(base_url, secret, args.existing)
+        for round_number in range(1, args.rounds + 1):
+            for name, (base_url, secret, root) in servers.items():
+                sampler = MemorySampler(root)
+                sampler.start()
+                result = load(base_url, secret, args.duration, args.connections)
+                peak_rss, peak_pss = sampler.stop()
+                figures[name].append((result, peak_rss, peak_pss))
+                print(
+                    f"round {round_number} {name:9}: {result.requests_per_s:6.1f} creations/s, "
+                    f"p50 {result.p50_ms:5.1f} ms, p99 {result.p99_ms:6.1f} ms, "
+                    f"{result.errors + result.non_2xx} errors; peak RSS {peak_rss:5.0f} MiB, "
+                    f"PSS {peak_pss:5.0f} MiB"
+                )
+                seed(base_url, secret, args.existing)
+
+    def median(name: str, pick) -> float:
+        return statistics.median(pick(entry) for entry in figures[name])
+
+    rate = {name: median(name, lambda e: e[0].requests_per_s) for name in figures}
+    print(
+        f"median of {args.rounds} rounds, {args.connections} connections, {args.existing} flags "
+        f"present; flagadmin: nginx + {args.workers} gunicorn workers x {args.threads} threads"
+    )
+    for name in figures:
+        print(
+            f"  {name:9}: {rate[name]:6.1f} creations/s, "
+            f"p50 {median(name, lambda e: e[0].p50_ms):5.1f} ms, "
+            f"p99 {median(name, lambda e: e[0].p99_ms):6.1f} ms, "
+            f"peak RSS {median(name, lambda e: e[1]):4.0f} MiB, "
+            f"PSS {median(name, lambda e: e[2]):4.0f} MiB"
+        )
+    print(f"  flagadmin / Unleash: {rate['flagadmin'] / rate['unleash']:.2f} x the creations/s")
+    return 0 if all(entry[0].ok for entries in figures.values() for entry in entries) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
