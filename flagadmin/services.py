@@ -74,7 +74,7 @@ def token_event_data(token: ApiToken) -> dict:
     }
 
 
-def api_token_create(
+def create_api_token(
     *,
     actor: object,
     name: str,
@@ -98,7 +98,7 @@ def api_token_create(
     return token, plaintext
 
 
-def service_account_create(*, actor: object, username: str, name: str, root_role: Role) -> User:
+def create_service_account(*, actor: object, username: str, name: str, root_role: Role) -> User:
     """A user that acts only through its tokens: no password, no email, so it cannot sign in."""
     taken = NameExistsError("A user with that username already exists")
     if User.objects.filter(username__iexact=username).exists():
@@ -125,7 +125,7 @@ def service_account_create(*, actor: object, username: str, name: str, root_role
     return account
 
 
-def service_account_token_create(
+def create_service_account_token(
     *, actor: object, account: User, description: str, expires_at: datetime | None
 ) -> tuple[ApiToken, str]:
     """A personal token of `account`: it acts with the account's root role."""

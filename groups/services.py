@@ -86,7 +86,7 @@ def _save_unique_name(group: Group, **save_kwargs: Any) -> None:
         raise
 
 
-def group_create(
+def create_group(
     *,
     actor: object,
     name: str,
@@ -138,7 +138,7 @@ def _check_scim_rules(group: Group, *, name: str, user_ids: Sequence[int], membe
         raise ValidationError(" ".join(d["message"] for d in details), details=details)
 
 
-def group_update(
+def update_group(
     *,
     actor: object,
     group_id: str,
@@ -236,7 +236,7 @@ def _replace_members(
     )
 
 
-def group_delete(*, actor: object, group_id: str) -> None:
+def delete_group(*, actor: object, group_id: str) -> None:
     """Deletes a group, its memberships and its project roles; audit event `group-deleted`."""
     parsed = parse_group_id(group_id)
     with transaction.atomic():
@@ -280,7 +280,7 @@ def _taken_by(*, email: str | None, username: str | None) -> str | None:
     return "username"
 
 
-def user_create(
+def create_user(
     *,
     actor: object,
     email: str | None,

@@ -67,7 +67,7 @@ class GroupViewSet(AdminApiMixin, viewsets.ViewSet):
         body = GroupWriteSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
-        group = services.group_create(
+        group = services.create_group(
             actor=request.user,
             name=data["name"],
             description=data["description"],
@@ -113,7 +113,7 @@ class GroupViewSet(AdminApiMixin, viewsets.ViewSet):
         body = GroupWriteSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
-        group = services.group_update(
+        group = services.update_group(
             actor=request.user,
             group_id=groupId,
             name=data["name"],
@@ -134,7 +134,7 @@ class GroupViewSet(AdminApiMixin, viewsets.ViewSet):
         responses={200: OpenApiResponse(description="Deleted."), **error_responses(404)},
     )
     def destroy(self, request: Request, groupId: str) -> Response:
-        services.group_delete(actor=request.user, group_id=groupId)
+        services.delete_group(actor=request.user, group_id=groupId)
         return Response(status=status.HTTP_200_OK)
 
 
@@ -171,7 +171,7 @@ class UserAdminViewSet(AdminApiMixin, viewsets.ViewSet):
         body = UserCreateSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
-        user = services.user_create(
+        user = services.create_user(
             actor=request.user,
             email=data.get("email"),
             username=data.get("username"),

@@ -150,7 +150,7 @@ class ApiTokensView(AdminApiMixin, APIView):
         serializer = CreateApiTokenSchemaSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        token, plaintext = services.api_token_create(
+        token, plaintext = services.create_api_token(
             actor=request.user,
             name=data["tokenName"],
             token_type=data["type"],
@@ -185,7 +185,7 @@ class ServiceAccountsView(AdminApiMixin, APIView):
         serializer = CreateServiceAccountSchemaSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        account = services.service_account_create(
+        account = services.create_service_account(
             actor=request.user,
             username=data["username"],
             name=data["name"],
@@ -228,7 +228,7 @@ class ServiceAccountTokensView(AdminApiMixin, APIView):
         )
         if account is None:
             raise NotFoundError("No service account found")
-        token, plaintext = services.service_account_token_create(
+        token, plaintext = services.create_service_account_token(
             actor=request.user,
             account=account,
             description=serializer.validated_data["description"],
