@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -13,7 +12,6 @@ from django.utils import timezone
 from rest_framework import serializers
 
 from flagadmin.api.errors import NameExistsError, NotFoundError, ValidationError
-from flagadmin.api.fields import INT64_MAX
 from flagadmin.api.principals import audit_actor
 from flagadmin.audit import record_event
 from flagadmin.models import AccountType, Role, User
@@ -21,7 +19,6 @@ from groups.models import Group, GroupMembership
 
 GROUP_NOT_FOUND = "No group found"
 GROUP_NAME_EXISTS = "Group name already exists"
-_ID_PATTERN = re.compile(r"[0-9]{1,19}")
 
 _datetime = serializers.DateTimeField()
 
@@ -36,23 +33,6 @@ def groups_for_display() -> QuerySet[Group]:
         Prefetch("memberships", queryset=GroupMembership.objects.select_related("user")),
         "project_assignments",
     ).order_by("id")
-
-
-def parse_group_id(raw: str) -> int | None:
-    """The id in the URL, or None when it cannot name a group (`abc`, `-1`, beyond 64 bits):
-    such ids are a 404, like an unknown number, never a database error."""
-    if not _ID_PATTERN.fullmatch(raw):
-        return None
-    value = int(raw)
-    return value if 0 < value <= INT64_MAX else None
-
-
-def get_group_for_display(group_id: str) -> Group:
-    parsed = parse_group_id(group_id)
-    group = groups_for_display().filter(pk=parsed).first() if parsed is not None else None
-    if group is None:
-        raise NotFoundError(GROUP_NOT_FOUND)
-    return group
 
 
 def group_snapshot(group: Group, user_ids: Sequence[int]) -> dict[str, Any]:
@@ -72,6 +52,16 @@ def group_snapshot(group: Group, user_ids: Sequence[int]) -> dict[str, Any]:
 
 
 # --- writing -------------------------------------------------------------------------------
+
+
+def _locked(group: Group) -> Group:
+    """The group's row read again and locked until the transaction ends (PostgreSQL), so two
+    concurrent writes of one group do not interleave; SQLite's IMMEDIATE transactions already
+    serialise writers. A group deleted since the view found it is the view's own 404."""
+    locked = Group.objects.select_for_update().filter(pk=group.pk).first()
+    if locked is None:
+        raise NotFoundError(GROUP_NOT_FOUND)
+    return locked
 
 
 def _save_unique_name(group: Group, **save_kwargs: Any) -> None:
@@ -141,7 +131,7 @@ def _check_scim_rules(group: Group, *, name: str, user_ids: Sequence[int], membe
 def update_group(
     *,
     actor: object,
-    group_id: str,
+    group: Group,
     name: str,
     description: str | None,
     mappings_sso: Sequence[str],
@@ -155,18 +145,9 @@ def update_group(
     name and members. One `group-updated` event with the state before and after, none when
     nothing changed.
     """
-    parsed = parse_group_id(group_id)
     actor_name = audit_actor(actor)[0]
     with transaction.atomic():
-        # Locks the row (PostgreSQL) so two concurrent updates of one group do not interleave
-        # their membership changes; SQLite's IMMEDIATE transactions already serialise writers.
-        group = (
-            Group.objects.select_for_update().filter(pk=parsed).first()
-            if parsed is not None
-            else None
-        )
-        if group is None:
-            raise NotFoundError(GROUP_NOT_FOUND)
+        group = _locked(group)
         memberships = {m.user_id: m for m in group.memberships.all()}
         wanted_ids = list(dict.fromkeys(user.pk for user in users))
         pre_data = group_snapshot(group, list(memberships))
@@ -236,17 +217,10 @@ def _replace_members(
     )
 
 
-def delete_group(*, actor: object, group_id: str) -> None:
+def delete_group(*, actor: object, group: Group) -> None:
     """Deletes a group, its memberships and its project roles; audit event `group-deleted`."""
-    parsed = parse_group_id(group_id)
     with transaction.atomic():
-        group = (
-            Group.objects.select_for_update().filter(pk=parsed).first()
-            if parsed is not None
-            else None
-        )
-        if group is None:
-            raise NotFoundError(GROUP_NOT_FOUND)
+        group = _locked(group)
         pre_data = group_snapshot(group, list(group.memberships.values_list("user_id", flat=True)))
         group.delete()
         record_event("group-deleted", actor=actor, pre_data=pre_data)

@@ -25,7 +25,7 @@ from flagadmin.api.errors import (
     ValidationError,
     json_error_response,
 )
-from flagadmin.api.fields import INT64_MAX
+from flagadmin.api.lookups import get_or_404, id_from_path
 from flagadmin.api.permissions import HasRequiredPermission
 from flagadmin.api.serializers import (
     ApiTokenSchemaSerializer,
@@ -196,6 +196,14 @@ class ServiceAccountsView(AdminApiMixin, APIView):
         )
 
 
+def get_service_account_or_404(account_id: int) -> User:
+    return get_or_404(
+        User.objects.filter(account_type=AccountType.SERVICE),
+        "No service account found",
+        pk=id_from_path(account_id),
+    )
+
+
 class ServiceAccountTokensView(AdminApiMixin, APIView):
     """Personal access tokens of a service account."""
 
@@ -221,13 +229,7 @@ class ServiceAccountTokensView(AdminApiMixin, APIView):
     def post(self, request: Request, id: int) -> Response:
         serializer = CreatePatSchemaSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        account = (
-            User.objects.filter(pk=id, account_type=AccountType.SERVICE).first()
-            if id <= INT64_MAX
-            else None
-        )
-        if account is None:
-            raise NotFoundError("No service account found")
+        account = get_service_account_or_404(id)
         token, plaintext = services.create_service_account_token(
             actor=request.user,
             account=account,
