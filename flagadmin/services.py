@@ -11,10 +11,11 @@ from datetime import datetime
 from typing import Protocol
 
 from django.core.exceptions import ImproperlyConfigured
-from django.db import IntegrityError, transaction
+from django.db import transaction
 
 from flagadmin.api.errors import NameExistsError
 from flagadmin.audit import record_event
+from flagadmin.db import unique_or_conflict
 from flagadmin.models import AccountType, ApiToken, Role, TokenType, User
 from flagadmin.tokens import issue_token
 
@@ -98,11 +99,16 @@ def create_api_token(
     return token, plaintext
 
 
+def _username_taken_error(username: str) -> NameExistsError | None:
+    if User.objects.filter(username__iexact=username).exists():
+        return NameExistsError("A user with that username already exists")
+    return None
+
+
 def create_service_account(*, actor: object, username: str, name: str, root_role: Role) -> User:
     """A user that acts only through its tokens: no password, no email, so it cannot sign in."""
-    taken = NameExistsError("A user with that username already exists")
-    if User.objects.filter(username__iexact=username).exists():
-        raise taken
+    if error := _username_taken_error(username):
+        raise error
     with transaction.atomic():
         account = User(
             username=username,
@@ -111,12 +117,8 @@ def create_service_account(*, actor: object, username: str, name: str, root_role
             account_type=AccountType.SERVICE,
         )
         account.set_unusable_password()
-        try:
-            # A savepoint, so that a concurrent create of the same username is the same 409.
-            with transaction.atomic():
-                account.save()
-        except IntegrityError:
-            raise taken from None
+        with unique_or_conflict(lambda: _username_taken_error(username)):
+            account.save()
         record_event(
             "service-account-created",
             actor=actor,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import Prefetch, Q, QuerySet
 from django.db.models.functions import Lower
 from django.utils import timezone
@@ -14,6 +14,7 @@ from rest_framework import serializers
 from flagadmin.api.errors import NameExistsError, NotFoundError, ValidationError
 from flagadmin.api.principals import audit_actor
 from flagadmin.audit import record_event
+from flagadmin.db import unique_or_conflict
 from flagadmin.models import AccountType, Role, User
 from groups.models import Group, GroupMembership
 
@@ -64,16 +65,17 @@ def _locked(group: Group) -> Group:
     return locked
 
 
+def _name_taken_error(group: Group) -> NameExistsError | None:
+    """409 when another group has the name `group` has (or is about to have)."""
+    if Group.objects.filter(name=group.name).exclude(pk=group.pk).exists():
+        return NameExistsError(GROUP_NAME_EXISTS)
+    return None
+
+
 def _save_unique_name(group: Group, **save_kwargs: Any) -> None:
-    """Saves in a savepoint: a concurrent request that took the name first makes the unique
-    constraint fail, which is the same 409 as the pre-check."""
-    try:
-        with transaction.atomic():
-            group.save(**save_kwargs)
-    except IntegrityError as exc:
-        if Group.objects.filter(name=group.name).exclude(pk=group.pk).exists():
-            raise NameExistsError(GROUP_NAME_EXISTS) from exc
-        raise
+    """Saves; a concurrent request that took the name first is the same 409 as the pre-check."""
+    with unique_or_conflict(lambda: _name_taken_error(group)):
+        group.save(**save_kwargs)
 
 
 def create_group(
@@ -88,8 +90,6 @@ def create_group(
     """Creates a group with its members; audit event `group-created`."""
     actor_name = audit_actor(actor)[0]
     with transaction.atomic():
-        if Group.objects.filter(name=name).exists():
-            raise NameExistsError(GROUP_NAME_EXISTS)
         group = Group(
             name=name,
             description=description,
@@ -97,6 +97,8 @@ def create_group(
             root_role=root_role,
             created_by=actor_name,
         )
+        if error := _name_taken_error(group):
+            raise error
         _save_unique_name(group)
         now = timezone.now()
         GroupMembership.objects.bulk_create(
@@ -254,6 +256,11 @@ def _taken_by(*, email: str | None, username: str | None) -> str | None:
     return "username"
 
 
+def _user_taken_error(*, email: str | None, username: str | None) -> NameExistsError | None:
+    taken = _taken_by(email=email, username=username)
+    return NameExistsError(f"A user with that {taken} already exists") if taken else None
+
+
 def create_user(
     *,
     actor: object,
@@ -265,9 +272,8 @@ def create_user(
 ) -> User:
     """Creates a person who can be given roles and groups; audit event `user-created`."""
     with transaction.atomic():
-        taken = _taken_by(email=email, username=username)
-        if taken:
-            raise NameExistsError(f"A user with that {taken} already exists")
+        if error := _user_taken_error(email=email, username=username):
+            raise error
         user = User(
             email=email,
             username=username,
@@ -279,13 +285,8 @@ def create_user(
             user.set_password(password)
         else:
             user.set_unusable_password()
-        try:
-            with transaction.atomic():
-                user.save()
-        except IntegrityError as exc:
-            # A concurrent request created the same email or username first.
-            taken = _taken_by(email=email, username=username) or "email or username"
-            raise NameExistsError(f"A user with that {taken} already exists") from exc
+        with unique_or_conflict(lambda: _user_taken_error(email=email, username=username)):
+            user.save()
         record_event(
             "user-created",
             actor=actor,
