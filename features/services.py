@@ -8,7 +8,6 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
-from rest_framework.fields import DateTimeField
 
 from features.models import (
     Feature,
@@ -29,7 +28,7 @@ from features.sql import (
 )
 from flagadmin.api.errors import NameExistsError, ValidationError
 from flagadmin.api.principals import acting_user_id
-from flagadmin.audit import build_event, record_event
+from flagadmin.audit import build_event, event_time, record_event
 from projects.models import Environment, Project, ProjectEnvironment
 
 User = get_user_model()
@@ -46,8 +45,6 @@ FEATURE_DEPENDENCY_ADDED = "feature-dependency-added"
 FEATURE_DEPENDENCY_REMOVED = "feature-dependency-removed"
 FEATURE_DELETED = "feature-deleted"
 FEATURE_REVIVED = "feature-revived"
-
-_iso = DateTimeField().to_representation
 
 
 def _name_taken_error(name: str) -> NameExistsError | None:
@@ -168,7 +165,7 @@ def create_feature(
             "type": feature.type,
             "project": project.pk,
             "stale": False,
-            "createdAt": _iso(now),
+            "createdAt": event_time(now),
             "lastSeenAt": None,
             "impressionData": feature.impression_data,
             "archived": False,

@@ -14,7 +14,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 
 from flagadmin.api.errors import NameExistsError
-from flagadmin.audit import record_event
+from flagadmin.audit import event_time, record_event
 from flagadmin.db import unique_or_conflict
 from flagadmin.models import AccountType, ApiToken, Role, TokenType, User
 from flagadmin.tokens import issue_token
@@ -59,10 +59,6 @@ def environment_exists(name: str) -> bool:
     return _registered_scope_checks().environment_exists(name)
 
 
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value is not None else None
-
-
 def token_event_data(token: ApiToken) -> dict:
     # What the token can reach, never its secret or digest.
     return {
@@ -71,7 +67,7 @@ def token_event_data(token: ApiToken) -> dict:
         "type": token.type,
         "projects": token.project.split(","),
         "environment": token.environment,
-        "expiresAt": _iso(token.expires_at),
+        "expiresAt": event_time(token.expires_at),
     }
 
 
@@ -146,7 +142,7 @@ def create_service_account_token(
                 "id": token.pk,
                 "description": description,
                 "userId": account.pk,
-                "expiresAt": _iso(expires_at),
+                "expiresAt": event_time(expires_at),
             },
         )
     return token, plaintext

@@ -9,19 +9,16 @@ from django.db import transaction
 from django.db.models import Prefetch, Q, QuerySet
 from django.db.models.functions import Lower
 from django.utils import timezone
-from rest_framework import serializers
 
 from flagadmin.api.errors import NameExistsError, NotFoundError, ValidationError
 from flagadmin.api.principals import audit_actor
-from flagadmin.audit import record_event
+from flagadmin.audit import event_time, record_event
 from flagadmin.db import unique_or_conflict
 from flagadmin.models import AccountType, Role, User
 from groups.models import Group, GroupMembership
 
 GROUP_NOT_FOUND = "No group found"
 GROUP_NAME_EXISTS = "Group name already exists"
-
-_datetime = serializers.DateTimeField()
 
 
 # --- reading -------------------------------------------------------------------------------
@@ -46,7 +43,7 @@ def group_snapshot(group: Group, user_ids: Sequence[int]) -> dict[str, Any]:
         "mappingsSSO": list(group.mappings_sso),
         "rootRole": group.root_role_id,
         "createdBy": group.created_by,
-        "createdAt": _datetime.to_representation(group.created_at),
+        "createdAt": event_time(group.created_at),
         "scimId": group.scim_id,
         "users": sorted(user_ids),
     }

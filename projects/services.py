@@ -6,7 +6,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from flagadmin.api.errors import NameExistsError
-from flagadmin.audit import record_event
+from flagadmin.audit import event_time, record_event
 from flagadmin.db import unique_or_conflict
 from flagadmin.models import Role, User
 from projects.models import Environment, Project, ProjectEnvironment, ProjectRoleAssignment
@@ -93,7 +93,7 @@ def _set_archived(*, project: Project, archived: bool, actor: object) -> Project
                 "project-archived" if archived else "project-revived",
                 actor=actor,
                 project=project.pk,
-                data={"id": project.pk, "archivedAt": now.isoformat() if archived else None},
+                data={"id": project.pk, "archivedAt": event_time(now) if archived else None},
             )
     project.refresh_from_db()
     return project
