@@ -340,57 +340,82 @@ def sign_in(
             )
         user = users_with_email(email).select_for_update().first()
         created = False
-        if user is not None:
-            if not user.is_active or user.account_type != AccountType.USER:
-                count_failed_sign_in(email)
-                return SignInResult(
-                    refusal=f"The account {email} is disabled or cannot sign in. "
-                    "Ask an administrator of this instance."
-                )
-        else:
-            if not saml_settings.auto_create:
-                return SignInResult(
-                    refusal=f"There is no account for {email} on this instance, and accounts "
-                    "are not created automatically. Ask an administrator to invite you."
-                )
-            if not saml_settings.email_domain_allowed(email):
-                return SignInResult(
-                    refusal=f"Accounts are not created automatically for {email}: its domain "
-                    "is not one of the allowed email domains. Ask an administrator."
-                )
-            try:
-                with transaction.atomic():  # savepoint: the same person may sign in twice at once
-                    user = _create_user(
-                        email=email.lower(), attributes=attributes, saml=saml_settings
-                    )
-                created = True
-            except IntegrityError:
-                user = users_with_email(email).get()
-        now = timezone.now()
-        user.seen_at = now
-        user.login_attempts = 0
-        update_fields = ["seen_at", "login_attempts"]
-        if not user.name:
-            name = display_name_from(attributes)
-            if name:
-                user.name = name
-                update_fields.append("name")
-        if not created:
-            user.save(update_fields=update_fields)
-        else:
-            user.save()
+        if user is None:
+            refusal = _auto_create_refusal(saml_settings, email)
+            if refusal:
+                return SignInResult(refusal=refusal)
+            user, created = _create_user_once(email, attributes, saml_settings)
+        elif not user.is_active or user.account_type != AccountType.USER:
+            count_failed_sign_in(email)
+            return SignInResult(
+                refusal=f"The account {email} is disabled or cannot sign in. "
+                "Ask an administrator of this instance."
+            )
+        _record_sign_in(user, attributes, created=created)
         if saml_settings.enable_group_syncing:
-            groups = read_idp_groups(attributes, saml_settings.group_json_path)
-            if groups is None:
-                logger.info(
-                    "SAML group syncing: the assertion for %s has no attribute %r; "
-                    "memberships left unchanged",
-                    email,
-                    saml_settings.group_json_path,
-                )
-            else:
-                sync_sso_groups(user=user, idp_groups=groups)
+            _sync_groups_of_assertion(user, attributes, saml_settings, email)
     return SignInResult(user=user)
+
+
+def _auto_create_refusal(saml_settings: SamlSettings, email: str) -> str | None:
+    """Why no account is created for this unknown email, or None when one is."""
+    if not saml_settings.auto_create:
+        return (
+            f"There is no account for {email} on this instance, and accounts "
+            "are not created automatically. Ask an administrator to invite you."
+        )
+    if not saml_settings.email_domain_allowed(email):
+        return (
+            f"Accounts are not created automatically for {email}: its domain "
+            "is not one of the allowed email domains. Ask an administrator."
+        )
+    return None
+
+
+def _create_user_once(
+    email: str, attributes: Mapping[str, Sequence[Any]], saml_settings: SamlSettings
+) -> tuple[User, bool]:
+    """The new user, and True; or, when the same person's concurrent sign-in created it first,
+    that user and False."""
+    try:
+        with transaction.atomic():  # savepoint: the losing insert fails alone
+            user = _create_user(email=email.lower(), attributes=attributes, saml=saml_settings)
+        return user, True
+    except IntegrityError:
+        return users_with_email(email).get(), False
+
+
+def _record_sign_in(user: User, attributes: Mapping[str, Sequence[Any]], *, created: bool) -> None:
+    """Seen now, no failed attempts, and a name from the assertion when the user has none."""
+    user.seen_at = timezone.now()
+    user.login_attempts = 0
+    update_fields = ["seen_at", "login_attempts"]
+    if not user.name:
+        name = display_name_from(attributes)
+        if name:
+            user.name = name
+            update_fields.append("name")
+    if not created:
+        user.save(update_fields=update_fields)
+    else:
+        user.save()
+
+
+def _sync_groups_of_assertion(
+    user: User, attributes: Mapping[str, Sequence[Any]], saml_settings: SamlSettings, email: str
+) -> None:
+    """The user's SSO memberships made those the assertion names; left alone (and logged) when
+    the assertion has no group attribute at all."""
+    groups = read_idp_groups(attributes, saml_settings.group_json_path)
+    if groups is None:
+        logger.info(
+            "SAML group syncing: the assertion for %s has no attribute %r; "
+            "memberships left unchanged",
+            email,
+            saml_settings.group_json_path,
+        )
+        return
+    sync_sso_groups(user=user, idp_groups=groups)
 
 
 def _create_user(

@@ -1,7 +1,7 @@
-"""Django admin of flags (environments, tags, lifecycle and dependencies inline, the flag's audit
-events on its page), tag types, tags, segments, strategies, and what SDKs report (usage counts,
-instances). Projects: `features.project_admin` (registered from here), beside the read model its
-list shares with the API.
+"""Django admin of flags (environments, tags, lifecycle and dependencies inline, see
+`features.admin_inlines`; the flag's audit events on its page), tag types, tags, segments,
+strategies, and what SDKs report (usage counts, instances). Projects: `features.project_admin`
+(registered from here), beside the read model its list shares with the API.
 
 Creating and archiving go through `features.services`, as the API does: a flag added here gets
 its environments, lifecycle stage and `feature-created` event; archiving is an action.
@@ -13,21 +13,26 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.contrib.admin.views.main import ChangeList
-from django.db import models
 from django.db.models import Exists, OuterRef, Prefetch, QuerySet, Subquery
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.http import urlencode
 
+from features.admin_inlines import (
+    SAVED_THROUGH_SERVICES,
+    FeatureDependencyInline,
+    FeatureEnvironmentInline,
+    FeatureLifecycleStageInline,
+    FeatureStrategySegmentInline,
+    FeatureTagInline,
+)
 from features.models import (
     ClientInstance,
     Feature,
-    FeatureDependency,
     FeatureEnvironment,
     FeatureLifecycleStage,
     FeatureStrategy,
-    FeatureStrategySegment,
     FeatureTag,
     FeatureUsageBucket,
     Segment,
@@ -38,16 +43,10 @@ from features.services import (
     archive_feature,
     create_feature,
     delete_archived_feature,
-    remove_feature_dependency,
-    set_feature_dependency,
-    set_feature_environment_variants,
-    tag_feature,
-    untag_feature,
     update_feature_metadata,
 )
 from features.strategy_services import set_feature_environment_enabled
 from flagadmin.admin_audit import AuditedModelAdmin, json_safe
-from flagadmin.admin_fields import LinesField
 from flagadmin.admin_filters import ArchivedFilter
 from flagadmin.models import AuditEvent
 from projects.models import Environment
@@ -85,69 +84,6 @@ class EnvironmentStateFilter(admin.SimpleListFilter):
                 )
             )
         )
-
-
-class FeatureEnvironmentInline(admin.TabularInline):
-    """A flag has one row per environment of its project: toggled and given variants here,
-    neither added nor removed (that follows the project's environments)."""
-
-    model = FeatureEnvironment
-    extra = 0
-    fields = ["environment", "enabled", "variants", "last_seen_at", "strategies_link"]
-    readonly_fields = ["environment", "last_seen_at", "strategies_link"]
-    can_delete = False
-
-    def has_add_permission(self, request: HttpRequest, obj: Feature | None = None) -> bool:
-        return False
-
-    def get_queryset(self, request: HttpRequest) -> QuerySet[FeatureEnvironment]:
-        return super().get_queryset(request).select_related("environment")
-
-    @admin.display(description="strategies")
-    def strategies_link(self, obj: FeatureEnvironment) -> str:
-        if obj.pk is None:
-            return "-"
-        url = reverse("admin:features_featurestrategy_changelist")
-        query = urlencode({"feature_environment__id__exact": obj.pk})
-        return format_html('<a href="{}?{}">strategies</a>', url, query)
-
-
-class FeatureTagInline(admin.TabularInline):
-    model = FeatureTag
-    extra = 0
-    fields = ["tag", "created_at"]
-    readonly_fields = ["created_at"]
-    autocomplete_fields = ["tag"]
-
-    def get_queryset(self, request: HttpRequest) -> QuerySet[FeatureTag]:
-        return super().get_queryset(request).select_related("tag")
-
-
-class FeatureLifecycleStageInline(admin.TabularInline):
-    """Stages are entered by what happens to the flag (created, archived): shown, not edited."""
-
-    model = FeatureLifecycleStage
-    extra = 0
-    fields = ["stage", "entered_at"]
-    readonly_fields = ["stage", "entered_at"]
-    can_delete = False
-
-    def has_add_permission(self, request: HttpRequest, obj: Feature | None = None) -> bool:
-        return False
-
-
-class FeatureDependencyInline(admin.TabularInline):
-    """The flag's parents: it is on only when they are."""
-
-    model = FeatureDependency
-    fk_name = "child"
-    extra = 0
-    fields = ["parent", "enabled", "variants"]
-    autocomplete_fields = ["parent"]
-    # The parent's variant names: a list of strings.
-    formfield_overrides = {models.JSONField: {"form_class": LinesField}}
-    verbose_name = "parent dependency"
-    verbose_name_plural = "parent dependencies"
 
 
 class FeatureChangeList(ChangeList):
@@ -366,67 +302,13 @@ class FeatureAdmin(AuditedModelAdmin):
 
     def save_formset(self, request: HttpRequest, form, formset, change: bool) -> None:
         """Each inline change goes through the service that records Unleash's event for it."""
-        feature: Feature = form.instance
-        actor = request.user
-        if formset.model in (FeatureEnvironment, FeatureTag, FeatureDependency):
-            # The services write the rows; Django's own change message reads these lists.
-            formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
-        if formset.model is FeatureEnvironment:
-            for row in formset.forms:
-                if row.instance.pk is None or not row.has_changed():
-                    continue
-                environment = row.instance.environment_id
-                if "variants" in row.changed_data:
-                    set_feature_environment_variants(
-                        feature=feature,
-                        environment=environment,
-                        variants=json_safe(row.cleaned_data["variants"]),
-                        actor=actor,
-                    )
-                if "enabled" in row.changed_data:
-                    set_feature_environment_enabled(
-                        feature=feature,
-                        environment=environment,
-                        enabled=row.cleaned_data["enabled"],
-                        actor=actor,
-                    )
+        save_rows = SAVED_THROUGH_SERVICES.get(formset.model)
+        if save_rows is None:
+            super().save_formset(request, form, formset, change)
             return
-        if formset.model is FeatureTag:
-            for row in formset.forms:
-                old_tag = row.initial.get("tag")
-                if row in formset.deleted_forms:
-                    if row.instance.pk is not None:
-                        untag_feature(feature=feature, tag=Tag.objects.get(pk=old_tag), actor=actor)
-                    continue
-                if not row.has_changed() or "tag" not in row.changed_data:
-                    continue
-                if old_tag is not None:
-                    untag_feature(feature=feature, tag=Tag.objects.get(pk=old_tag), actor=actor)
-                tag_feature(feature=feature, tag=row.cleaned_data["tag"], actor=actor)
-            return
-        if formset.model is FeatureDependency:
-            for row in formset.forms:
-                old_parent = row.initial.get("parent")
-                if row in formset.deleted_forms or (
-                    old_parent is not None and "parent" in row.changed_data
-                ):
-                    if row.instance.pk is not None:
-                        remove_feature_dependency(
-                            child=feature, parent=Feature.objects.get(pk=old_parent), actor=actor
-                        )
-                    if row in formset.deleted_forms:
-                        continue
-                if not row.has_changed():
-                    continue
-                set_feature_dependency(
-                    child=feature,
-                    parent=row.cleaned_data["parent"],
-                    enabled=row.cleaned_data["enabled"],
-                    variants=json_safe(row.cleaned_data["variants"]),
-                    actor=actor,
-                )
-            return
-        super().save_formset(request, form, formset, change)
+        # The services write the rows; Django's own change message reads these lists.
+        formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
+        save_rows(form.instance, formset, actor=request.user)
 
     def delete_model(self, request: HttpRequest, obj: Feature) -> None:
         delete_archived_feature(feature=obj, actor=request.user)
@@ -457,12 +339,6 @@ class TagAdmin(AuditedModelAdmin):
     search_fields = ["value"]
     ordering = ["type", "value"]
     fields = ["type", "value"]
-
-
-class FeatureStrategySegmentInline(admin.TabularInline):
-    model = FeatureStrategySegment
-    extra = 0
-    fields = ["segment"]
 
 
 @admin.register(FeatureStrategy)

@@ -82,7 +82,6 @@ def record_client_metrics(
     app_name: str,
     counts: Mapping[str, tuple[int, int]],
     projects: Sequence[str] | None = None,
-    now: datetime | None = None,
 ) -> None:
     """Record what one SDK report says: per flag, how often it was evaluated to on and off.
 
@@ -98,7 +97,7 @@ def record_client_metrics(
       more: each process skips flags it wrote that recently, and the conditional UPDATE skips
       those another process wrote, so most reports write nothing but their counts.
     """
-    now = now or timezone.now()
+    now = timezone.now()
     reported = sorted((name, yes, no) for name, (yes, no) in counts.items() if yes or no)
     if not reported:
         return

@@ -9,7 +9,6 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
-from rest_framework.fields import DateTimeField
 
 from features.models import (
     Feature,
@@ -24,7 +23,7 @@ from features.models import (
 from features.sql import insert_together, load_new_flag_target
 from flagadmin.api.errors import NameExistsError, NotFoundError, ValidationError
 from flagadmin.api.principals import acting_user_id
-from flagadmin.audit import build_event, record_event
+from flagadmin.audit import build_event, event_time, record_event
 from projects.models import Project
 
 User = get_user_model()
@@ -41,8 +40,6 @@ FEATURE_DEPENDENCY_ADDED = "feature-dependency-added"
 FEATURE_DEPENDENCY_REMOVED = "feature-dependency-removed"
 FEATURE_DELETED = "feature-deleted"
 FEATURE_REVIVED = "feature-revived"
-
-_iso = DateTimeField().to_representation
 
 
 def _name_taken_error(name: str) -> NameExistsError | None:
@@ -157,7 +154,7 @@ def create_feature(
             "type": feature.type,
             "project": project_id,
             "stale": False,
-            "createdAt": _iso(now),
+            "createdAt": event_time(now),
             "lastSeenAt": None,
             "impressionData": feature.impression_data,
             "archived": False,

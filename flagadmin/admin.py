@@ -21,7 +21,7 @@ from django.utils import timezone
 from flagadmin import crypto
 from flagadmin.admin_audit import AuditedAdminMixin, AuditedModelAdmin, json_safe
 from flagadmin.admin_fields import LinesField
-from flagadmin.audit import record_event
+from flagadmin.audit import event_time, record_event
 from flagadmin.models import AccountType, ApiToken, AuditEvent, Role, TokenType, User
 from flagadmin.services import environment_exists, token_event_data, unknown_projects
 from flagadmin.tokens import assign_secret
@@ -307,7 +307,7 @@ class ApiTokenAdmin(AuditedModelAdmin):
 
     def audit_data(self, obj: ApiToken) -> dict[str, Any]:
         # The API's api-token-created data; changes in the admin can also revoke or rename.
-        return {**token_event_data(obj), "revokedAt": json_safe(obj.revoked_at)}
+        return {**token_event_data(obj), "revokedAt": event_time(obj.revoked_at)}
 
     def audit_added(self, request: HttpRequest, obj: ApiToken) -> None:
         # Exactly what POST /api/admin/api-tokens records.

@@ -13,6 +13,7 @@ them, since it is taken before the form is saved and again after its inlines are
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 from django.contrib import admin
@@ -20,7 +21,7 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models, router, transaction
 from django.http import HttpRequest, HttpResponse
 
-from flagadmin.audit import record_event
+from flagadmin.audit import event_time, record_event
 
 _BEFORE = "_audit_snapshots_before"
 
@@ -30,9 +31,18 @@ def _camel(name: str) -> str:
     return head + "".join(part.title() for part in rest)
 
 
+class _EventEncoder(DjangoJSONEncoder):
+    """Django's encoder, but datetimes as every other event writes them (`event_time`)."""
+
+    def default(self, o: Any) -> Any:
+        if isinstance(o, datetime):
+            return event_time(o)
+        return super().default(o)
+
+
 def json_safe(value: Any) -> Any:
     """Dates, UUIDs and decimals as JSON has them (the audit columns are JSON)."""
-    return json.loads(json.dumps(value, cls=DjangoJSONEncoder))
+    return json.loads(json.dumps(value, cls=_EventEncoder))
 
 
 def model_fields_snapshot(obj: models.Model, exclude: tuple[str, ...] = ()) -> dict[str, Any]:

@@ -19,10 +19,12 @@ Worst case for a request on a frozen server: one bounded wait on a kept connecti
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from django.conf import settings
-from django.db import InterfaceError, OperationalError
+from django.db import IntegrityError, InterfaceError, OperationalError, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 # How much longer than the server's statement timeout the app waits for an answer: long enough
@@ -90,3 +92,20 @@ def outage_summary(exc: BaseException) -> str:
     cause = exc.__cause__ or exc
     text = " ".join(str(cause).split())
     return f"{type(cause).__name__}: {text[:200]}"
+
+
+@contextmanager
+def unique_or_conflict(conflict: Callable[[], Exception | None]) -> Iterator[None]:
+    """Runs the block in a savepoint, for a write whose uniqueness a pre-check has already
+    tested: a concurrent request can still take the same value in between, and the unique
+    constraint then fails. The savepoint rolls back that write alone, so that `conflict()` can
+    look again and return the pre-check's own error (the same 409), which is raised instead.
+    When it returns None the IntegrityError was about something else and goes on as it is."""
+    try:
+        with transaction.atomic():
+            yield
+    except IntegrityError as exc:
+        error = conflict()
+        if error is None:
+            raise
+        raise error from exc

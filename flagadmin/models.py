@@ -271,12 +271,10 @@ class AuditEvent(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
         indexes = [
-            # lastUpdatedAt of a project: newest event about a flag of the project.
-            models.Index(
-                fields=["project", "feature_name", "-created_at"], name="audit_project_feature"
-            ),
+            # A flag's events, newest first (its page in the admin, its collaborators, and the
+            # activity trigger's newest event of a new flag: names are unique across projects).
             models.Index(fields=["feature_name", "-created_at"], name="audit_feature"),
-            # The same, one probe per project: the newest event about any flag of a project.
+            # A project's `lastUpdatedAt`: the newest event about any flag of the project.
             models.Index(
                 models.F("project"),
                 models.F("created_at").desc(),

@@ -11,10 +11,11 @@ from datetime import datetime
 from typing import Protocol
 
 from django.core.exceptions import ImproperlyConfigured
-from django.db import IntegrityError, transaction
+from django.db import transaction
 
 from flagadmin.api.errors import NameExistsError
-from flagadmin.audit import record_event
+from flagadmin.audit import event_time, record_event
+from flagadmin.db import unique_or_conflict
 from flagadmin.models import AccountType, ApiToken, Role, TokenType, User
 from flagadmin.tokens import issue_token
 
@@ -58,10 +59,6 @@ def environment_exists(name: str) -> bool:
     return _registered_scope_checks().environment_exists(name)
 
 
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value is not None else None
-
-
 def token_event_data(token: ApiToken) -> dict:
     # What the token can reach, never its secret or digest.
     return {
@@ -70,11 +67,11 @@ def token_event_data(token: ApiToken) -> dict:
         "type": token.type,
         "projects": token.project.split(","),
         "environment": token.environment,
-        "expiresAt": _iso(token.expires_at),
+        "expiresAt": event_time(token.expires_at),
     }
 
 
-def api_token_create(
+def create_api_token(
     *,
     actor: object,
     name: str,
@@ -98,11 +95,16 @@ def api_token_create(
     return token, plaintext
 
 
-def service_account_create(*, actor: object, username: str, name: str, root_role: Role) -> User:
-    """A user that acts only through its tokens: no password, no email, so it cannot sign in."""
-    taken = NameExistsError("A user with that username already exists")
+def _username_taken_error(username: str) -> NameExistsError | None:
     if User.objects.filter(username__iexact=username).exists():
-        raise taken
+        return NameExistsError("A user with that username already exists")
+    return None
+
+
+def create_service_account(*, actor: object, username: str, name: str, root_role: Role) -> User:
+    """A user that acts only through its tokens: no password, no email, so it cannot sign in."""
+    if error := _username_taken_error(username):
+        raise error
     with transaction.atomic():
         account = User(
             username=username,
@@ -111,12 +113,8 @@ def service_account_create(*, actor: object, username: str, name: str, root_role
             account_type=AccountType.SERVICE,
         )
         account.set_unusable_password()
-        try:
-            # A savepoint, so that a concurrent create of the same username is the same 409.
-            with transaction.atomic():
-                account.save()
-        except IntegrityError:
-            raise taken from None
+        with unique_or_conflict(lambda: _username_taken_error(username)):
+            account.save()
         record_event(
             "service-account-created",
             actor=actor,
@@ -125,7 +123,7 @@ def service_account_create(*, actor: object, username: str, name: str, root_role
     return account
 
 
-def service_account_token_create(
+def create_service_account_token(
     *, actor: object, account: User, description: str, expires_at: datetime | None
 ) -> tuple[ApiToken, str]:
     """A personal token of `account`: it acts with the account's root role."""
@@ -144,7 +142,7 @@ def service_account_token_create(
                 "id": token.pk,
                 "description": description,
                 "userId": account.pk,
-                "expiresAt": _iso(expires_at),
+                "expiresAt": event_time(expires_at),
             },
         )
     return token, plaintext

@@ -2,28 +2,23 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import Prefetch, Q, QuerySet
 from django.db.models.functions import Lower
 from django.utils import timezone
-from rest_framework import serializers
 
 from flagadmin.api.errors import NameExistsError, NotFoundError, ValidationError
-from flagadmin.api.fields import INT64_MAX
 from flagadmin.api.principals import audit_actor
-from flagadmin.audit import record_event
+from flagadmin.audit import event_time, record_event
+from flagadmin.db import unique_or_conflict
 from flagadmin.models import AccountType, Role, User
 from groups.models import Group, GroupMembership
 
 GROUP_NOT_FOUND = "No group found"
 GROUP_NAME_EXISTS = "Group name already exists"
-_ID_PATTERN = re.compile(r"[0-9]{1,19}")
-
-_datetime = serializers.DateTimeField()
 
 
 # --- reading -------------------------------------------------------------------------------
@@ -38,23 +33,6 @@ def groups_for_display() -> QuerySet[Group]:
     ).order_by("id")
 
 
-def parse_group_id(raw: str) -> int | None:
-    """The id in the URL, or None when it cannot name a group (`abc`, `-1`, beyond 64 bits):
-    such ids are a 404, like an unknown number, never a database error."""
-    if not _ID_PATTERN.fullmatch(raw):
-        return None
-    value = int(raw)
-    return value if 0 < value <= INT64_MAX else None
-
-
-def get_group_for_display(group_id: str) -> Group:
-    parsed = parse_group_id(group_id)
-    group = groups_for_display().filter(pk=parsed).first() if parsed is not None else None
-    if group is None:
-        raise NotFoundError(GROUP_NOT_FOUND)
-    return group
-
-
 def group_snapshot(group: Group, user_ids: Sequence[int]) -> dict[str, Any]:
     """What the audit events record about a group: its details and its members' ids (sorted,
     so that sending the same members in another order is not a change)."""
@@ -65,7 +43,7 @@ def group_snapshot(group: Group, user_ids: Sequence[int]) -> dict[str, Any]:
         "mappingsSSO": list(group.mappings_sso),
         "rootRole": group.root_role_id,
         "createdBy": group.created_by,
-        "createdAt": _datetime.to_representation(group.created_at),
+        "createdAt": event_time(group.created_at),
         "scimId": group.scim_id,
         "users": sorted(user_ids),
     }
@@ -74,19 +52,30 @@ def group_snapshot(group: Group, user_ids: Sequence[int]) -> dict[str, Any]:
 # --- writing -------------------------------------------------------------------------------
 
 
+def _locked(group: Group) -> Group:
+    """The group's row read again and locked until the transaction ends (PostgreSQL), so two
+    concurrent writes of one group do not interleave; SQLite's IMMEDIATE transactions already
+    serialise writers. A group deleted since the view found it is the view's own 404."""
+    locked = Group.objects.select_for_update().filter(pk=group.pk).first()
+    if locked is None:
+        raise NotFoundError(GROUP_NOT_FOUND)
+    return locked
+
+
+def _name_taken_error(group: Group) -> NameExistsError | None:
+    """409 when another group has the name `group` has (or is about to have)."""
+    if Group.objects.filter(name=group.name).exclude(pk=group.pk).exists():
+        return NameExistsError(GROUP_NAME_EXISTS)
+    return None
+
+
 def _save_unique_name(group: Group, **save_kwargs: Any) -> None:
-    """Saves in a savepoint: a concurrent request that took the name first makes the unique
-    constraint fail, which is the same 409 as the pre-check."""
-    try:
-        with transaction.atomic():
-            group.save(**save_kwargs)
-    except IntegrityError as exc:
-        if Group.objects.filter(name=group.name).exclude(pk=group.pk).exists():
-            raise NameExistsError(GROUP_NAME_EXISTS) from exc
-        raise
+    """Saves; a concurrent request that took the name first is the same 409 as the pre-check."""
+    with unique_or_conflict(lambda: _name_taken_error(group)):
+        group.save(**save_kwargs)
 
 
-def group_create(
+def create_group(
     *,
     actor: object,
     name: str,
@@ -98,8 +87,6 @@ def group_create(
     """Creates a group with its members; audit event `group-created`."""
     actor_name = audit_actor(actor)[0]
     with transaction.atomic():
-        if Group.objects.filter(name=name).exists():
-            raise NameExistsError(GROUP_NAME_EXISTS)
         group = Group(
             name=name,
             description=description,
@@ -107,6 +94,8 @@ def group_create(
             root_role=root_role,
             created_by=actor_name,
         )
+        if error := _name_taken_error(group):
+            raise error
         _save_unique_name(group)
         now = timezone.now()
         GroupMembership.objects.bulk_create(
@@ -138,10 +127,10 @@ def _check_scim_rules(group: Group, *, name: str, user_ids: Sequence[int], membe
         raise ValidationError(" ".join(d["message"] for d in details), details=details)
 
 
-def group_update(
+def update_group(
     *,
     actor: object,
-    group_id: str,
+    group: Group,
     name: str,
     description: str | None,
     mappings_sso: Sequence[str],
@@ -155,18 +144,9 @@ def group_update(
     name and members. One `group-updated` event with the state before and after, none when
     nothing changed.
     """
-    parsed = parse_group_id(group_id)
     actor_name = audit_actor(actor)[0]
     with transaction.atomic():
-        # Locks the row (PostgreSQL) so two concurrent updates of one group do not interleave
-        # their membership changes; SQLite's IMMEDIATE transactions already serialise writers.
-        group = (
-            Group.objects.select_for_update().filter(pk=parsed).first()
-            if parsed is not None
-            else None
-        )
-        if group is None:
-            raise NotFoundError(GROUP_NOT_FOUND)
+        group = _locked(group)
         memberships = {m.user_id: m for m in group.memberships.all()}
         wanted_ids = list(dict.fromkeys(user.pk for user in users))
         pre_data = group_snapshot(group, list(memberships))
@@ -236,17 +216,10 @@ def _replace_members(
     )
 
 
-def group_delete(*, actor: object, group_id: str) -> None:
+def delete_group(*, actor: object, group: Group) -> None:
     """Deletes a group, its memberships and its project roles; audit event `group-deleted`."""
-    parsed = parse_group_id(group_id)
     with transaction.atomic():
-        group = (
-            Group.objects.select_for_update().filter(pk=parsed).first()
-            if parsed is not None
-            else None
-        )
-        if group is None:
-            raise NotFoundError(GROUP_NOT_FOUND)
+        group = _locked(group)
         pre_data = group_snapshot(group, list(group.memberships.values_list("user_id", flat=True)))
         group.delete()
         record_event("group-deleted", actor=actor, pre_data=pre_data)
@@ -280,7 +253,12 @@ def _taken_by(*, email: str | None, username: str | None) -> str | None:
     return "username"
 
 
-def user_create(
+def _user_taken_error(*, email: str | None, username: str | None) -> NameExistsError | None:
+    taken = _taken_by(email=email, username=username)
+    return NameExistsError(f"A user with that {taken} already exists") if taken else None
+
+
+def create_user(
     *,
     actor: object,
     email: str | None,
@@ -291,9 +269,8 @@ def user_create(
 ) -> User:
     """Creates a person who can be given roles and groups; audit event `user-created`."""
     with transaction.atomic():
-        taken = _taken_by(email=email, username=username)
-        if taken:
-            raise NameExistsError(f"A user with that {taken} already exists")
+        if error := _user_taken_error(email=email, username=username):
+            raise error
         user = User(
             email=email,
             username=username,
@@ -305,13 +282,8 @@ def user_create(
             user.set_password(password)
         else:
             user.set_unusable_password()
-        try:
-            with transaction.atomic():
-                user.save()
-        except IntegrityError as exc:
-            # A concurrent request created the same email or username first.
-            taken = _taken_by(email=email, username=username) or "email or username"
-            raise NameExistsError(f"A user with that {taken} already exists") from exc
+        with unique_or_conflict(lambda: _user_taken_error(email=email, username=username)):
+            user.save()
         record_event(
             "user-created",
             actor=actor,

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+from django.db.models import QuerySet
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from flagadmin import permissions as perms
+from flagadmin.api.lookups import get_or_404, id_from_path
 from flagadmin.api.serializers import UserSchemaSerializer
 from flagadmin.api.views import AdminApiMixin
 from flagadmin.models import ROOT_ROLE_TYPES, Role
 from flagadmin.schema import error_responses
 from groups import services
+from groups.models import Group
 from groups.serializers import GroupSchemaSerializer, GroupsSchemaSerializer, GroupWriteSerializer
 from groups.user_serializers import UserCreateSerializer, UsersSchemaSerializer
 
@@ -31,8 +34,17 @@ CHECK_ORDER = (
 )
 
 
-def _group_body(group_id: int) -> dict:
-    return GroupSchemaSerializer(services.get_group_for_display(str(group_id))).data
+def get_group_or_404(group_id: str | int, queryset: QuerySet[Group] | None = None) -> Group:
+    """The group the URL names (from `queryset`, by default all groups)."""
+    return get_or_404(
+        Group.objects.all() if queryset is None else queryset,
+        services.GROUP_NOT_FOUND,
+        pk=id_from_path(group_id),
+    )
+
+
+def _group_body(group: Group) -> dict:
+    return GroupSchemaSerializer(get_group_or_404(group.pk, services.groups_for_display())).data
 
 
 class GroupViewSet(AdminApiMixin, viewsets.ViewSet):
@@ -67,7 +79,7 @@ class GroupViewSet(AdminApiMixin, viewsets.ViewSet):
         body = GroupWriteSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
-        group = services.group_create(
+        group = services.create_group(
             actor=request.user,
             name=data["name"],
             description=data["description"],
@@ -76,7 +88,7 @@ class GroupViewSet(AdminApiMixin, viewsets.ViewSet):
             users=data["users"],
         )
         return Response(
-            _group_body(group.pk),
+            _group_body(group),
             status=status.HTTP_201_CREATED,
             headers={"Location": f"/api/admin/groups/{group.pk}"},
         )
@@ -89,7 +101,7 @@ class GroupViewSet(AdminApiMixin, viewsets.ViewSet):
         responses={200: GroupSchemaSerializer, **error_responses(404)},
     )
     def retrieve(self, request: Request, groupId: str) -> Response:
-        group = services.get_group_for_display(groupId)
+        group = get_group_or_404(groupId, services.groups_for_display())
         return Response(GroupSchemaSerializer(group).data)
 
     @extend_schema(
@@ -113,16 +125,16 @@ class GroupViewSet(AdminApiMixin, viewsets.ViewSet):
         body = GroupWriteSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
-        group = services.group_update(
+        group = services.update_group(
             actor=request.user,
-            group_id=groupId,
+            group=get_group_or_404(groupId),
             name=data["name"],
             description=data["description"],
             mappings_sso=data["mappingsSSO"],
             root_role=data["rootRole"],
             users=data["users"],
         )
-        return Response(_group_body(group.pk))
+        return Response(_group_body(group))
 
     @extend_schema(
         operation_id="deleteGroup",
@@ -134,7 +146,7 @@ class GroupViewSet(AdminApiMixin, viewsets.ViewSet):
         responses={200: OpenApiResponse(description="Deleted."), **error_responses(404)},
     )
     def destroy(self, request: Request, groupId: str) -> Response:
-        services.group_delete(actor=request.user, group_id=groupId)
+        services.delete_group(actor=request.user, group=get_group_or_404(groupId))
         return Response(status=status.HTTP_200_OK)
 
 
@@ -171,7 +183,7 @@ class UserAdminViewSet(AdminApiMixin, viewsets.ViewSet):
         body = UserCreateSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
-        user = services.user_create(
+        user = services.create_user(
             actor=request.user,
             email=data.get("email"),
             username=data.get("username"),

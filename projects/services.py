@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
-from django.db import IntegrityError, connection, transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from flagadmin.api.errors import NameExistsError
-from flagadmin.audit import record_event
+from flagadmin.audit import event_time, record_event
+from flagadmin.db import unique_or_conflict
 from flagadmin.models import Role, User
 from projects.models import Environment, Project, ProjectEnvironment, ProjectRoleAssignment
 
 PROJECT_EXISTS_MESSAGE = "A project with this id already exists."
+
+
+def _id_taken_error(project_id: str) -> NameExistsError | None:
+    if Project.objects.filter(pk=project_id).exists():
+        return NameExistsError(PROJECT_EXISTS_MESSAGE)
+    return None
 
 
 def create_project(
@@ -27,21 +34,17 @@ def create_project(
     None). A user (signed in, or acting through a personal or service-account token) becomes
     its Owner; an admin token leaves it without owner. Raises NameExistsError when the id is
     taken, also when a concurrent request took it first."""
-    if Project.objects.filter(pk=id).exists():
-        raise NameExistsError(PROJECT_EXISTS_MESSAGE)
+    if error := _id_taken_error(id):
+        raise error
     with transaction.atomic():
-        try:
-            # A savepoint: the insert that loses a race fails alone and becomes the same 409.
-            with transaction.atomic():
-                project = Project.objects.create(
-                    id=id,
-                    name=name,
-                    description=description,
-                    mode=mode,
-                    default_stickiness=default_stickiness,
-                )
-        except IntegrityError as exc:
-            raise NameExistsError(PROJECT_EXISTS_MESSAGE) from exc
+        with unique_or_conflict(lambda: _id_taken_error(id)):
+            project = Project.objects.create(
+                id=id,
+                name=name,
+                description=description,
+                mode=mode,
+                default_stickiness=default_stickiness,
+            )
         if environments is None:
             environments = list(
                 Environment.objects.filter(enabled=True).values_list("name", flat=True)
@@ -90,7 +93,7 @@ def _set_archived(*, project: Project, archived: bool, actor: object) -> Project
                 "project-archived" if archived else "project-revived",
                 actor=actor,
                 project=project.pk,
-                data={"id": project.pk, "archivedAt": now.isoformat() if archived else None},
+                data={"id": project.pk, "archivedAt": event_time(now) if archived else None},
             )
     project.refresh_from_db()
     return project

@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from flagadmin import permissions as perms
-from flagadmin.api.errors import NotFoundError
+from flagadmin.api.lookups import get_or_404
 from flagadmin.api.views import AdminApiMixin
 from flagadmin.models import User
 from flagadmin.schema import error_responses
@@ -28,10 +28,10 @@ def caller_user_id(request: Request) -> int | None:
 
 
 def get_project_or_404(project_id: str) -> Project:
-    project = Project.objects.filter(pk=project_id).first()
-    if project is None:
-        raise NotFoundError(f"Project with id {project_id} does not exist")
-    return project
+    """The project the URL names, archived or not."""
+    return get_or_404(
+        Project.objects.all(), f"Project with id {project_id} does not exist", pk=project_id
+    )
 
 
 class ProjectAccessViewSet(AdminApiMixin, viewsets.ViewSet):

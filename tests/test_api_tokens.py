@@ -85,6 +85,8 @@ def test_create_api_token__client_with_projects_and_environment__201(admin_clien
     token = ApiToken.objects.get(pk=body["id"])
     assert (token.type, token.project, token.environment) == ("client", "default,web", "production")
     assert token.expires_at == expires
+    event = AuditEvent.objects.get(type="api-token-created")
+    assert event.data["expiresAt"] == expires.strftime(ISO_Z)
 
 
 def test_create_api_token__client_defaults__all_projects_development(admin_client):

@@ -419,6 +419,8 @@ def test_archive_project__200_listed_only_as_archived_event(admin_client):
     assert (active, archived) == (["default"], ["old"])
     event = AuditEvent.objects.get(type="project-archived")
     assert (event.project, event.created_by) == ("old", "admin-tok")
+    # Event data writes the moment as the response does (`Z`, not `+00:00`).
+    assert event.data == {"id": "old", "archivedAt": response.json()["archivedAt"]}
 
 
 def test_archive_project__twice__same_time_one_event(admin_client):

@@ -198,7 +198,7 @@ def test_create_service_account_token__201_secret_once(admin_client):
         "id": token.pk,
         "description": "deploys",
         "userId": account_id,
-        "expiresAt": expires.isoformat(),
+        "expiresAt": expires.strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
     assert body["secret"][5:] not in str(event.data)
 

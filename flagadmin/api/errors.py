@@ -215,7 +215,7 @@ def _walk(tree: Any, parts: list[str]) -> Iterable[tuple[list[str], drf.ErrorDet
         yield parts, tree
 
 
-def validation_details(tree: Any, data: Any, location: str = "body") -> list[dict[str, str]]:
+def validation_details(tree: Any, data: Any) -> list[dict[str, str]]:
     """One `{path, message}` per failure, at most MAX_DETAILS + 1 of them (the caller says how
     many more there were with `count_failures`); each message is a sentence that names the
     property.
@@ -227,7 +227,7 @@ def validation_details(tree: Any, data: Any, location: str = "body") -> list[dic
     for parts, error in _walk(tree, []):
         if len(details) > MAX_DETAILS:
             break
-        path = _shortened("/" + "/".join([location, *parts]), PATH_LIMIT)
+        path = _shortened("/" + "/".join(["body", *parts]), PATH_LIMIT)
         code = getattr(error, "code", None)
         text = str(error).rstrip(".")
         if code == "required":

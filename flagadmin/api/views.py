@@ -25,7 +25,7 @@ from flagadmin.api.errors import (
     ValidationError,
     json_error_response,
 )
-from flagadmin.api.fields import INT64_MAX
+from flagadmin.api.lookups import get_or_404, id_from_path
 from flagadmin.api.permissions import HasRequiredPermission
 from flagadmin.api.serializers import (
     ApiTokenSchemaSerializer,
@@ -150,7 +150,7 @@ class ApiTokensView(AdminApiMixin, APIView):
         serializer = CreateApiTokenSchemaSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        token, plaintext = services.api_token_create(
+        token, plaintext = services.create_api_token(
             actor=request.user,
             name=data["tokenName"],
             token_type=data["type"],
@@ -185,7 +185,7 @@ class ServiceAccountsView(AdminApiMixin, APIView):
         serializer = CreateServiceAccountSchemaSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        account = services.service_account_create(
+        account = services.create_service_account(
             actor=request.user,
             username=data["username"],
             name=data["name"],
@@ -194,6 +194,14 @@ class ServiceAccountsView(AdminApiMixin, APIView):
         return Response(
             ServiceAccountSchemaSerializer(account).data, status=status.HTTP_201_CREATED
         )
+
+
+def get_service_account_or_404(account_id: int) -> User:
+    return get_or_404(
+        User.objects.filter(account_type=AccountType.SERVICE),
+        "No service account found",
+        pk=id_from_path(account_id),
+    )
 
 
 class ServiceAccountTokensView(AdminApiMixin, APIView):
@@ -221,14 +229,8 @@ class ServiceAccountTokensView(AdminApiMixin, APIView):
     def post(self, request: Request, id: int) -> Response:
         serializer = CreatePatSchemaSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        account = (
-            User.objects.filter(pk=id, account_type=AccountType.SERVICE).first()
-            if id <= INT64_MAX
-            else None
-        )
-        if account is None:
-            raise NotFoundError("No service account found")
-        token, plaintext = services.service_account_token_create(
+        account = get_service_account_or_404(id)
+        token, plaintext = services.create_service_account_token(
             actor=request.user,
             account=account,
             description=serializer.validated_data["description"],

@@ -1,0 +1,177 @@
+"""The inlines of the flag and strategy admin pages, and how the flag page's inline changes are
+saved: each row a flag's page changes goes through the service that records Unleash's event for
+it (as the API would), never a plain formset save."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib import admin
+from django.db import models
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html
+from django.utils.http import urlencode
+
+from features.models import (
+    Feature,
+    FeatureDependency,
+    FeatureEnvironment,
+    FeatureLifecycleStage,
+    FeatureStrategySegment,
+    FeatureTag,
+    Tag,
+)
+from features.services import (
+    remove_feature_dependency,
+    set_feature_dependency,
+    set_feature_environment_variants,
+    tag_feature,
+    untag_feature,
+)
+from features.strategy_services import set_feature_environment_enabled
+from flagadmin.admin_audit import json_safe
+from flagadmin.admin_fields import LinesField
+
+
+class FeatureEnvironmentInline(admin.TabularInline):
+    """A flag has one row per environment of its project: toggled and given variants here,
+    neither added nor removed (that follows the project's environments)."""
+
+    model = FeatureEnvironment
+    extra = 0
+    fields = ["environment", "enabled", "variants", "last_seen_at", "strategies_link"]
+    readonly_fields = ["environment", "last_seen_at", "strategies_link"]
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Feature | None = None) -> bool:
+        return False
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[FeatureEnvironment]:
+        return super().get_queryset(request).select_related("environment")
+
+    @admin.display(description="strategies")
+    def strategies_link(self, obj: FeatureEnvironment) -> str:
+        if obj.pk is None:
+            return "-"
+        url = reverse("admin:features_featurestrategy_changelist")
+        query = urlencode({"feature_environment__id__exact": obj.pk})
+        return format_html('<a href="{}?{}">strategies</a>', url, query)
+
+
+class FeatureTagInline(admin.TabularInline):
+    model = FeatureTag
+    extra = 0
+    fields = ["tag", "created_at"]
+    readonly_fields = ["created_at"]
+    autocomplete_fields = ["tag"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[FeatureTag]:
+        return super().get_queryset(request).select_related("tag")
+
+
+class FeatureLifecycleStageInline(admin.TabularInline):
+    """Stages are entered by what happens to the flag (created, archived): shown, not edited."""
+
+    model = FeatureLifecycleStage
+    extra = 0
+    fields = ["stage", "entered_at"]
+    readonly_fields = ["stage", "entered_at"]
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Feature | None = None) -> bool:
+        return False
+
+
+class FeatureDependencyInline(admin.TabularInline):
+    """The flag's parents: it is on only when they are."""
+
+    model = FeatureDependency
+    fk_name = "child"
+    extra = 0
+    fields = ["parent", "enabled", "variants"]
+    autocomplete_fields = ["parent"]
+    # The parent's variant names: a list of strings.
+    formfield_overrides = {models.JSONField: {"form_class": LinesField}}
+    verbose_name = "parent dependency"
+    verbose_name_plural = "parent dependencies"
+
+
+class FeatureStrategySegmentInline(admin.TabularInline):
+    model = FeatureStrategySegment
+    extra = 0
+    fields = ["segment"]
+
+
+# --- saving the flag page's inlines through the services --------------------------------------
+
+
+def save_environment_rows(feature: Feature, formset: Any, *, actor: object) -> None:
+    """Variants and on/off of the flag's environment rows that changed."""
+    for row in formset.forms:
+        if row.instance.pk is None or not row.has_changed():
+            continue
+        environment = row.instance.environment_id
+        if "variants" in row.changed_data:
+            set_feature_environment_variants(
+                feature=feature,
+                environment=environment,
+                variants=json_safe(row.cleaned_data["variants"]),
+                actor=actor,
+            )
+        if "enabled" in row.changed_data:
+            set_feature_environment_enabled(
+                feature=feature,
+                environment=environment,
+                enabled=row.cleaned_data["enabled"],
+                actor=actor,
+            )
+
+
+def save_tag_rows(feature: Feature, formset: Any, *, actor: object) -> None:
+    """Tags removed, added, or replaced by another (an untag, then a tag)."""
+    for row in formset.forms:
+        old_tag = row.initial.get("tag")
+        if row in formset.deleted_forms:
+            if row.instance.pk is not None:
+                untag_feature(feature=feature, tag=Tag.objects.get(pk=old_tag), actor=actor)
+            continue
+        if not row.has_changed() or "tag" not in row.changed_data:
+            continue
+        if old_tag is not None:
+            untag_feature(feature=feature, tag=Tag.objects.get(pk=old_tag), actor=actor)
+        tag_feature(feature=feature, tag=row.cleaned_data["tag"], actor=actor)
+
+
+def save_dependency_rows(feature: Feature, formset: Any, *, actor: object) -> None:
+    """Parents removed, added, changed, or replaced by another (a removal, then a set)."""
+    for row in formset.forms:
+        old_parent = row.initial.get("parent")
+        if row in formset.deleted_forms or (
+            old_parent is not None and "parent" in row.changed_data
+        ):
+            if row.instance.pk is not None:
+                remove_feature_dependency(
+                    child=feature, parent=Feature.objects.get(pk=old_parent), actor=actor
+                )
+            if row in formset.deleted_forms:
+                continue
+        if not row.has_changed():
+            continue
+        set_feature_dependency(
+            child=feature,
+            parent=row.cleaned_data["parent"],
+            enabled=row.cleaned_data["enabled"],
+            variants=json_safe(row.cleaned_data["variants"]),
+            actor=actor,
+        )
+
+
+# The inline models whose rows the services write (the others are read-only or saved as usual).
+SAVED_THROUGH_SERVICES: dict[type[models.Model], Callable[..., None]] = {
+    FeatureEnvironment: save_environment_rows,
+    FeatureTag: save_tag_rows,
+    FeatureDependency: save_dependency_rows,
+}
