@@ -10,6 +10,7 @@ from django.db.models import (
     OuterRef,
     Prefetch,
     Q,
+    QuerySet,
     Subquery,
     prefetch_related_objects,
 )
@@ -23,9 +24,7 @@ from features.models import (
     FeatureStrategy,
     FeatureTag,
 )
-from flagadmin.api.errors import NotFoundError
 from flagadmin.models import AuditEvent
-from projects.models import Project
 
 User = get_user_model()
 
@@ -71,38 +70,20 @@ def feature_collaborators(feature_name: str) -> list:
     )
 
 
-def _not_in_project(name: str, project_id: str, found: Feature | None) -> NotFoundError:
-    elsewhere = (
-        "."
-        if found is None
-        else f', but there\'s a feature with that name in project "{found.project_id}"'
-    )
-    return NotFoundError(f'There\'s no feature named "{name}" in project "{project_id}"{elsewhere}')
-
-
-def get_project_feature(*, project_id: str, name: str) -> Feature:
-    """The flag `name` of project `project_id`, archived or not (404 otherwise)."""
-    feature = Feature.objects.filter(name=name).first()
-    if feature is None or feature.project_id != project_id:
-        raise _not_in_project(name, project_id, feature)
-    return feature
-
-
-def load_feature_detail(*, project_id: str, name: str, user: object) -> Feature:
-    """The flag `name` of project `project_id` with everything `featureSchema` shows.
-
-    404 when there is no such flag, when it belongs to another project, or when it is archived
-    (as Unleash: archived flags are read through the archive, not here).
-    """
+def detail_queryset(user: object) -> QuerySet[Feature]:
+    """Flags with their creator and, for a caller that is a user, whether it is one of their
+    favorites: what `load_feature_detail` needs of the flag's own row, in the lookup's query."""
     queryset = Feature.objects.select_related("created_by")
     if isinstance(user, User) and user.pk is not None:
         favorites = FavoriteFeature.objects.filter(feature=OuterRef("pk"), user=user)
         queryset = queryset.annotate(is_favorite=Exists(favorites))
-    feature = queryset.filter(name=name).first()
-    if feature is None or feature.project_id != project_id:
-        raise _not_in_project(name, project_id, feature)
-    if feature.archived_at is not None:
-        raise NotFoundError(f"Could not find feature toggle with name {name}")
+    return queryset
+
+
+def load_feature_detail(feature: Feature) -> Feature:
+    """`feature` (found through `detail_queryset`) with everything `featureSchema` shows: its
+    environments with their strategies, tags, lifecycle, dependencies and collaborators, in a
+    fixed number of queries."""
     if not hasattr(feature, "is_favorite"):
         feature.is_favorite = False
     prefetch_related_objects([feature], *DETAIL_PREFETCHES)
@@ -111,16 +92,8 @@ def load_feature_detail(*, project_id: str, name: str, user: object) -> Feature:
     ]
     feature.current_stage = feature.stage_list[0] if feature.stage_list else None
     feature.child_names = [link.child_id for link in feature.dependent_links]
-    feature.collaborator_list = feature_collaborators(name)
+    feature.collaborator_list = feature_collaborators(feature.name)
     return feature
-
-
-def get_project(project_id: str) -> Project:
-    """The project, archived or not (404 otherwise)."""
-    project = Project.objects.filter(pk=project_id).only("id", "default_stickiness").first()
-    if project is None:
-        raise NotFoundError(f"Project with id {project_id} does not exist")
-    return project
 
 
 def list_project_features(*, project_id: str, user: object) -> list[Feature]:

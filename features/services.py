@@ -165,7 +165,9 @@ def create_feature(
         # The flag's row goes first: when its name is taken, the primary key refuses it before
         # anything else is written, and the whole write rolls back. Racing creations are
         # serialised by that key (PostgreSQL) or by the IMMEDIATE write lock (SQLite); the loser
-        # gets the same 409 as a plain clash.
+        # gets the same 409 as a plain clash. (Not `flagadmin.db.unique_or_conflict`: its
+        # savepoint would cost this busiest write two more round trips, while the one query
+        # is all or nothing by itself.)
         # A transaction of its own when tags are created first, and a savepoint inside a
         # caller's transaction (the name check below must still be able to read).
         with transaction.atomic() if tags or connection.in_atomic_block else nullcontext():

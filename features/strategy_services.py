@@ -3,7 +3,6 @@ function is one transaction that also writes its audit event (Unleash's event ty
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Sequence
 
 from django.db import transaction
@@ -210,30 +209,26 @@ def add_feature_strategy(
         )
 
 
-def get_feature_strategy(
-    *, feature: Feature, environment: str, strategy_id: str, for_update: bool = False
-) -> FeatureStrategy:
-    """The strategy `strategy_id` of the flag in `environment` (404 otherwise)."""
-    strategies = FeatureStrategy.objects.filter(
-        feature_environment__feature=feature, feature_environment__environment_id=environment
-    ).prefetch_related("segment_links")
-    if for_update:
-        strategies = strategies.select_for_update(of=("self",))
-    try:
-        strategy = strategies.filter(pk=uuid.UUID(strategy_id)).first()
-    except ValueError:
-        strategy = None
-    if strategy is None:
-        raise NotFoundError(f"Could not find strategy with id {strategy_id}")
-    strategy.segment_ids = [link.segment_id for link in strategy.segment_links.all()]
-    return strategy
+def _locked_strategy(strategy: FeatureStrategy) -> FeatureStrategy:
+    """The strategy's row again, locked for the caller's transaction, with `segment_ids`; 404
+    when it was deleted since the view found it."""
+    locked = (
+        FeatureStrategy.objects.select_for_update(of=("self",))
+        .filter(pk=strategy.pk)
+        .prefetch_related("segment_links")
+        .first()
+    )
+    if locked is None:
+        raise NotFoundError(f"Could not find strategy with id {strategy.pk}")
+    locked.segment_ids = [link.segment_id for link in locked.segment_links.all()]
+    return locked
 
 
 def update_feature_strategy(
     *,
     feature: Feature,
     environment: str,
-    strategy_id: str,
+    strategy: FeatureStrategy,
     name: str,
     parameters: dict[str, str],
     constraints: list[dict],
@@ -248,9 +243,7 @@ def update_feature_strategy(
     except the sort order, which stays); records `feature-strategy-update` with the strategy
     before and after, or nothing when nothing changed."""
     with transaction.atomic():
-        strategy = get_feature_strategy(
-            feature=feature, environment=environment, strategy_id=strategy_id, for_update=True
-        )
+        strategy = _locked_strategy(strategy)
         before = strategy_event_data(strategy)
         strategy.name = name
         strategy.parameters = with_default_parameters(name, parameters, feature)
@@ -283,7 +276,7 @@ def update_feature_strategy(
 
 
 def delete_feature_strategy(
-    *, feature: Feature, environment: str, strategy_id: str, actor: object
+    *, feature: Feature, environment: str, strategy: FeatureStrategy, actor: object
 ) -> None:
     """Remove the strategy; records `feature-strategy-remove` with the strategy as it was.
     When no enabled strategy is left, the flag is turned off in the environment (with its
@@ -291,9 +284,7 @@ def delete_feature_strategy(
     mean on for nobody while looking on."""
     with transaction.atomic():
         feature_environment = _locked_feature_environment(feature, environment)
-        strategy = get_feature_strategy(
-            feature=feature, environment=environment, strategy_id=strategy_id, for_update=True
-        )
+        strategy = _locked_strategy(strategy)
         before = strategy_event_data(strategy)
         strategy.delete()
         record_event(

@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
+import uuid
 from urllib.parse import quote
 
+from django.db.models import QuerySet
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from features.models import Feature, FeatureStrategy
 from features.schema import SpecNamedAutoSchema
-from features.selectors import (
-    get_project,
-    get_project_feature,
-    list_project_features,
-    load_feature_detail,
-)
+from features.selectors import detail_queryset, list_project_features, load_feature_detail
 from features.serializers import (
     CreateFeatureSchemaSerializer,
     FeatureSchemaSerializer,
@@ -31,15 +29,16 @@ from features.strategy_serializers import (
 from features.strategy_services import (
     add_feature_strategy,
     delete_feature_strategy,
-    get_feature_strategy,
     set_feature_environment_enabled,
     update_feature_strategy,
 )
 from flagadmin import permissions as perms
 from flagadmin.api.errors import NotFoundError
+from flagadmin.api.lookups import get_or_404
 from flagadmin.api.views import AdminApiMixin
 from flagadmin.names import URL_SAFE_CHARACTERS
 from flagadmin.schema import error_responses
+from projects.views import get_project_or_404
 
 PROJECT_ID = OpenApiParameter("projectId", str, OpenApiParameter.PATH, description="Project id.")
 FEATURE_NAME = OpenApiParameter("featureName", str, OpenApiParameter.PATH, description="Flag name.")
@@ -60,6 +59,56 @@ CREATE_FEATURE_SCHEMA = CreateFeatureSchemaSerializer()
 FEATURE_SCHEMA = FeatureSchemaSerializer()
 PROJECT_FEATURE = ProjectFeatureSchemaSerializer(many=True)
 STRATEGY_SCHEMA = FeatureStrategySchemaSerializer()
+
+
+def get_project_feature_or_404(
+    project_id: str, name: str, queryset: QuerySet[Feature] | None = None
+) -> Feature:
+    """The flag `name` of project `project_id`, archived or not, from `queryset` (all flags
+    by default); 404 otherwise, saying which project has that name when another one does."""
+    feature = (Feature.objects.all() if queryset is None else queryset).filter(name=name).first()
+    if feature is None or feature.project_id != project_id:
+        elsewhere = (
+            "."
+            if feature is None
+            else f', but there\'s a feature with that name in project "{feature.project_id}"'
+        )
+        raise NotFoundError(
+            f'There\'s no feature named "{name}" in project "{project_id}"{elsewhere}'
+        )
+    return feature
+
+
+def get_active_feature_or_404(
+    project_id: str, name: str, queryset: QuerySet[Feature] | None = None
+) -> Feature:
+    """As `get_project_feature_or_404`, and 404 for an archived flag too (as Unleash: archived
+    flags are read and changed through the archive)."""
+    feature = get_project_feature_or_404(project_id, name, queryset)
+    if feature.archived_at is not None:
+        raise NotFoundError(f"Could not find feature toggle with name {name}")
+    return feature
+
+
+def get_feature_detail_or_404(request: Request, project_id: str, name: str) -> Feature:
+    """The active flag with everything `featureSchema` shows, as the caller sees it."""
+    return load_feature_detail(
+        get_active_feature_or_404(project_id, name, detail_queryset(request.user))
+    )
+
+
+def get_feature_strategy_or_404(
+    feature: Feature, environment: str, strategy_id: str
+) -> FeatureStrategy:
+    """The strategy `strategy_id` (a UUID) of the flag in `environment`; 404 otherwise."""
+    try:
+        key = uuid.UUID(strategy_id)
+    except ValueError:
+        key = None  # no strategy has it: 404 without a query
+    strategies = FeatureStrategy.objects.filter(
+        feature_environment__feature=feature, feature_environment__environment_id=environment
+    ).prefetch_related("segment_links")
+    return get_or_404(strategies, f"Could not find strategy with id {strategy_id}", pk=key)
 
 
 def feature_location(project_id: str, name: str) -> str:
@@ -95,7 +144,7 @@ class ProjectFeatureViewSet(AdminApiMixin, viewsets.ViewSet):
         responses={200: ProjectFeaturesSchemaSerializer, **error_responses(404)},
     )
     def list(self, request: Request, projectId: str) -> Response:
-        get_project(projectId)
+        get_project_or_404(projectId)
         features = list_project_features(project_id=projectId, user=request.user)
         body = {"version": 2, "features": PROJECT_FEATURE.to_representation(features)}
         return Response(body)
@@ -141,7 +190,7 @@ class ProjectFeatureViewSet(AdminApiMixin, viewsets.ViewSet):
         responses={200: FeatureSchemaSerializer, **error_responses(404)},
     )
     def retrieve(self, request: Request, projectId: str, featureName: str) -> Response:
-        feature = load_feature_detail(project_id=projectId, name=featureName, user=request.user)
+        feature = get_feature_detail_or_404(request, projectId, featureName)
         return Response(FEATURE_SCHEMA.to_representation(feature))
 
     @extend_schema(
@@ -158,17 +207,9 @@ class ProjectFeatureViewSet(AdminApiMixin, viewsets.ViewSet):
         responses={202: OpenApiResponse(description="Archived."), **error_responses(404)},
     )
     def destroy(self, request: Request, projectId: str, featureName: str) -> Response:
-        feature = get_project_feature(project_id=projectId, name=featureName)
+        feature = get_project_feature_or_404(projectId, featureName)
         archive_feature(feature=feature, actor=request.user)
         return Response(status=status.HTTP_202_ACCEPTED)
-
-
-def active_feature(project_id: str, name: str):
-    """The active flag `name` of project `project_id` (404 otherwise)."""
-    feature = get_project_feature(project_id=project_id, name=name)
-    if feature.archived_at is not None:
-        raise NotFoundError(f"Could not find feature toggle with name {name}")
-    return feature
 
 
 class FeatureEnvironmentViewSet(AdminApiMixin, viewsets.ViewSet):
@@ -179,11 +220,11 @@ class FeatureEnvironmentViewSet(AdminApiMixin, viewsets.ViewSet):
     project_url_kwarg = "projectId"
 
     def _toggle(self, request: Request, projectId: str, featureName: str, environment: str, on):
-        feature = active_feature(projectId, featureName)
+        feature = get_active_feature_or_404(projectId, featureName)
         set_feature_environment_enabled(
             feature=feature, environment=environment, enabled=on, actor=request.user
         )
-        detail = load_feature_detail(project_id=projectId, name=featureName, user=request.user)
+        detail = get_feature_detail_or_404(request, projectId, featureName)
         return Response(FEATURE_SCHEMA.to_representation(detail))
 
     @extend_schema(
@@ -245,8 +286,8 @@ class FeatureStrategyViewSet(AdminApiMixin, viewsets.ViewSet):
         responses={200: FeatureStrategySchemaSerializer(many=True), **error_responses(404)},
     )
     def list(self, request: Request, projectId: str, featureName: str, environment: str):
-        feature = active_feature(projectId, featureName)
-        detail = load_feature_detail(project_id=projectId, name=feature.name, user=request.user)
+        feature = get_active_feature_or_404(projectId, featureName)
+        detail = get_feature_detail_or_404(request, projectId, feature.name)
         for env in detail.environment_list:
             if env.environment_id == environment:
                 return Response([STRATEGY_SCHEMA.to_representation(s) for s in env.strategy_list])
@@ -271,7 +312,7 @@ class FeatureStrategyViewSet(AdminApiMixin, viewsets.ViewSet):
     def create(self, request: Request, projectId: str, featureName: str, environment: str):
         body = CreateFeatureStrategySchemaSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        feature = active_feature(projectId, featureName)
+        feature = get_active_feature_or_404(projectId, featureName)
         strategy = add_feature_strategy(
             feature=feature, environment=environment, **body.validated_data, actor=request.user
         )
@@ -286,7 +327,7 @@ class FeatureStrategyViewSet(AdminApiMixin, viewsets.ViewSet):
         responses={200: FeatureStrategySchemaSerializer, **error_responses(404)},
     )
     def retrieve(self, request, projectId: str, featureName: str, environment: str, strategyId):
-        feature = active_feature(projectId, featureName)
+        feature = get_active_feature_or_404(projectId, featureName)
         return Response(self._strategy(feature, environment, strategyId))
 
     @extend_schema(
@@ -308,11 +349,11 @@ class FeatureStrategyViewSet(AdminApiMixin, viewsets.ViewSet):
     def update(self, request, projectId: str, featureName: str, environment: str, strategyId):
         body = CreateFeatureStrategySchemaSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        feature = active_feature(projectId, featureName)
+        feature = get_active_feature_or_404(projectId, featureName)
         update_feature_strategy(
             feature=feature,
             environment=environment,
-            strategy_id=strategyId,
+            strategy=get_feature_strategy_or_404(feature, environment, strategyId),
             **body.validated_data,
             actor=request.user,
         )
@@ -333,17 +374,18 @@ class FeatureStrategyViewSet(AdminApiMixin, viewsets.ViewSet):
         responses={200: OpenApiResponse(description="Deleted."), **error_responses(404)},
     )
     def destroy(self, request, projectId: str, featureName: str, environment: str, strategyId):
-        feature = active_feature(projectId, featureName)
+        feature = get_active_feature_or_404(projectId, featureName)
         delete_feature_strategy(
-            feature=feature, environment=environment, strategy_id=strategyId, actor=request.user
+            feature=feature,
+            environment=environment,
+            strategy=get_feature_strategy_or_404(feature, environment, strategyId),
+            actor=request.user,
         )
         return Response(status=status.HTTP_200_OK)
 
     @staticmethod
     def _strategy(feature, environment: str, strategy_id: str) -> dict:
-        strategy = get_feature_strategy(
-            feature=feature, environment=environment, strategy_id=strategy_id
-        )
+        strategy = get_feature_strategy_or_404(feature, environment, strategy_id)
         return STRATEGY_SCHEMA.to_representation(strategy)
 
 
@@ -373,7 +415,7 @@ class ProjectFeatureBatchViewSet(AdminApiMixin, viewsets.ViewSet):
     def archive(self, request: Request, projectId: str) -> Response:
         body = BatchFeaturesSchemaSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        project = get_project(projectId)
+        project = get_project_or_404(projectId)
         archive_features(project=project, names=body.validated_data["features"], actor=request.user)
         return Response(status=status.HTTP_202_ACCEPTED)
 
@@ -397,6 +439,6 @@ class ProjectFeatureBatchViewSet(AdminApiMixin, viewsets.ViewSet):
     def revive(self, request: Request, projectId: str) -> Response:
         body = BatchFeaturesSchemaSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        project = get_project(projectId)
+        project = get_project_or_404(projectId)
         revive_features(project=project, names=body.validated_data["features"], actor=request.user)
         return Response(status=status.HTTP_200_OK)
