@@ -12,7 +12,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 
 from auth_saml.certificates import certificate_fingerprint, shorten
-from auth_saml.config import sp_urls
+from auth_saml.endpoints import sp_urls
 from auth_saml.models import SamlSettings
 
 # The admin's login page offers "Sign in with SSO" while SAML sign-in is enabled (the link

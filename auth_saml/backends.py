@@ -11,9 +11,8 @@ import logging
 from datetime import UTC, datetime
 from typing import Any
 
+from django.contrib.auth.backends import ModelBackend
 from django.http import HttpRequest
-from djangosaml2.backends import Saml2Backend
-from saml2.time_util import str_to_time
 
 from auth_saml import services
 from auth_saml.models import SamlSettings
@@ -25,7 +24,12 @@ logger = logging.getLogger(__name__)
 REFUSAL_ATTRIBUTE = "saml_refusal"
 
 
-class SamlBackend(Saml2Backend):
+class SamlBackend(ModelBackend):
+    """djangosaml2's view only calls Django's `authenticate` with the verified session; all of
+    `Saml2Backend` that would run is its `authenticate`, replaced here. So this derives from
+    `ModelBackend` (as `Saml2Backend` does) and does not import pysaml2: every permission check
+    loads the backends, and pysaml2 costs a process ~45 MiB (see `auth_saml.sso_urls`)."""
+
     def authenticate(
         self,
         request: HttpRequest | None,
@@ -70,6 +74,8 @@ class SamlBackend(Saml2Backend):
 def _parse_time(value: str | None) -> datetime | None:
     if not value:
         return None
+    from saml2.time_util import str_to_time  # only ever reached from a SAML sign-in
+
     try:
         parsed = str_to_time(value)
     except (ValueError, TypeError, AttributeError):

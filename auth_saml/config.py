@@ -38,6 +38,7 @@ from saml2.xmldsig import (
 )
 
 from auth_saml.certificates import certificate_body, private_key_pem
+from auth_saml.endpoints import sp_urls
 from auth_saml.models import SamlSettings
 from auth_saml.services import CLOCK_TOLERANCE_SECONDS
 
@@ -61,20 +62,6 @@ ACCEPTED_SIGNATURE_ALGORITHMS = frozenset(
     }
 )
 ACCEPTED_DIGEST_ALGORITHMS = frozenset({DIGEST_SHA256, DIGEST_SHA384, DIGEST_SHA512})
-
-
-def public_base_url() -> str:
-    return settings.PUBLIC_BASE_URL.rstrip("/")
-
-
-def sp_urls() -> dict[str, str]:
-    base = public_base_url()
-    return {
-        "entity_id": base,  # the SP's issuer is the instance URL, as Unleash's
-        "acs": f"{base}/auth/saml/callback",
-        "logout_done": f"{base}/auth/saml/logout/done",
-        "metadata": f"{base}/auth/saml/metadata",
-    }
 
 
 def xmlsec_binary() -> str:

@@ -5,6 +5,7 @@ Every variable is listed in `.env.example`. A `.env` file in the project folder 
 SECRET_KEY between runs.
 """
 
+import importlib.util
 import os
 import warnings
 from datetime import timedelta
@@ -144,7 +145,8 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI served from here, not from a CDN
-    "djangosaml2",
+    # djangosaml2 is not an installed app: its template tags, which every template engine would
+    # load, import pysaml2 (~45 MiB per process); its templates are found through DIRS below.
     "axes",  # sign-in throttling (flagadmin/signin.py)
     "flagadmin",
     "groups",
@@ -180,10 +182,14 @@ WSGI_APPLICATION = "flagadmin.wsgi.application"
 ASGI_APPLICATION = "flagadmin.asgi.application"
 APPEND_SLASH = False
 
+# The folder of djangosaml2's own templates (its views render them), found without importing it.
+DJANGOSAML2_TEMPLATES = str(
+    Path(importlib.util.find_spec("djangosaml2").submodule_search_locations[0]) / "templates"
+)
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [],
+        "DIRS": [DJANGOSAML2_TEMPLATES],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [

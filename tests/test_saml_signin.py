@@ -827,3 +827,42 @@ def test_sign_in__refusals_of_verified_responses__lock_that_user_only(idp, brows
     assert gone.status_code == 429
     assert signed_in.status_code == 302
     assert signed_in_user_id(bob) is not None
+
+
+def test_pysaml2_is_loaded_only_when_a_saml_url_is_served(tmp_path):
+    # pysaml2 with xmlschema costs each server process ~45 MiB: a process that loads the app,
+    # its URLs and the admin, and serves other requests, must not import it.
+    import subprocess
+    import sys
+
+    script = """
+import sys
+import django
+django.setup()
+from django.core.management import call_command
+call_command("migrate", verbosity=0)
+import flagadmin.wsgi
+from django.contrib import admin
+from django.test import Client
+from django.urls import get_resolver
+admin.autodiscover()
+get_resolver().url_patterns
+Client().get("/health")
+Client().get("/admin/login/")
+print("before", "saml2" in sys.modules)
+Client().get("/auth/saml/metadata")
+print("after", "saml2" in sys.modules)
+"""
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "SECRET_KEY": "x",
+        "ENV_FILE": "",
+        "DJANGO_SETTINGS_MODULE": "flagadmin.settings",
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+    }
+    completed = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True
+    )
+
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    assert completed.stdout.split("\n")[-3:] == ["before False", "after True", ""]
