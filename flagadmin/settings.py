@@ -84,7 +84,8 @@ def database_from_url(url: str) -> dict:
         # own cursors bind on the client and never prepare); None turns preparing off.
         options["prepare_threshold"] = 2**31 - 1 if DB_PREPARED_STATEMENTS else None
         return {
-            "ENGINE": "django.db.backends.postgresql",
+            # Django's PostgreSQL backend with a health check that costs no round trip.
+            "ENGINE": "flagadmin.postgresql",
             "NAME": unquote(parts.path.lstrip("/")),
             "USER": unquote(parts.username or ""),
             "PASSWORD": unquote(parts.password or ""),

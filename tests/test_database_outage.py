@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+import time
 import uuid
 
 import psycopg
@@ -180,3 +181,28 @@ def test_postgres__a_server_that_does_not_answer__the_client_gives_up(db, settin
         assert wrapper.is_usable() is False
     finally:
         wrapper.close()
+
+
+@postgresql_only
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_postgres__health_check__a_connection_the_server_ended_is_replaced():
+    # Between two requests the server ends the kept connection (a restart, an administrator).
+    # Django checks a kept connection before a request's first query (CONN_HEALTH_CHECKS; the
+    # test client skips that step, so it is called here as a request's start does): the
+    # socket tells that the server has gone, and a new connection is opened.
+    connection.ensure_connection()
+    kept_pid = connection.connection.info.backend_pid
+    assert connection.is_usable() is True
+
+    with connections.create_connection("default").cursor() as other:
+        other.execute("SELECT pg_terminate_backend(%s)", [kept_pid])
+    deadline = time.monotonic() + 5
+    while connection.is_usable() and time.monotonic() < deadline:
+        time.sleep(0.01)  # the server's goodbye reaches the socket
+    connection.health_check_done = False  # what the start of a request does
+
+    with connection.cursor() as cursor:  # the request's first query
+        cursor.execute("SELECT pg_backend_pid()")
+        new_pid = cursor.fetchone()[0]
+
+    assert new_pid != kept_pid

@@ -852,7 +852,7 @@ def test_create_feature__query_count_with_tags(admin_client, django_assert_num_q
 
 
 @pytest.mark.parametrize("principal", ["admin_client", "admin_user_client"])
-def test_create_feature__answer_equals_what_reading_the_flag_answers(request, principal):
+def test_create_feature__answer_equals_what_reading_the_flag_answers(db, request, principal):
     client = request.getfixturevalue(principal)
     TagTypeFactory(name="team")
 

@@ -1,0 +1,31 @@
+"""Django's PostgreSQL backend with a health check that costs no round trip.
+
+With `CONN_HEALTH_CHECKS`, Django checks a kept connection at the start of every request that
+uses the database, and its PostgreSQL backend does so with `SELECT 1`: a round trip, and work
+for both sides, on every request. A connection that sits idle between two requests has nothing
+to read; when the server closes it (a restart, a crash, an administrator ending the session),
+it sends its last words and the end of the stream, and the socket becomes readable. So this
+check asks the socket instead, without waiting. A frozen server, which neither answers nor
+closes, is caught as before by the bound on every wait (flagadmin/db.py), not by either check.
+"""
+
+from __future__ import annotations
+
+import select
+
+from django.db.backends.postgresql import base
+from psycopg import pq
+
+
+class DatabaseWrapper(base.DatabaseWrapper):
+    def is_usable(self) -> bool:
+        raw = self.connection
+        if raw is None or raw.closed or raw.pgconn.status != pq.ConnStatus.OK:
+            return False
+        try:
+            readable, _, _ = select.select([raw.pgconn.socket], [], [], 0)
+        except (OSError, ValueError, pq.PGError):
+            return False
+        # Anything to read on an idle connection means the server is leaving (a notification
+        # would be read as well: the connection is then opened again, which is harmless).
+        return not readable
