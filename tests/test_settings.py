@@ -223,9 +223,7 @@ def test_settings__from_environment():
     )
 
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == (
-        "False ['flags.example.com'] flagadmin.postgresql abcdefgh"
-    )
+    assert result.stdout.strip() == ("False ['flags.example.com'] flagadmin.postgresql abcdefgh")
 
 
 def test_env_file__read_when_named(tmp_path):
