@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
+from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
@@ -96,8 +99,32 @@ class SdkIdentitySerializer(StrictSerializer):
 @extend_schema_serializer(component_name="clientApplicationSchema")
 class ClientApplicationSchemaSerializer(SdkIdentitySerializer):
     interval = serializers.IntegerField(min_value=0, help_text="Poll interval, milliseconds.")
-    started = serializers.JSONField(help_text="RFC 3339 date-time or Unix time.")
+    started = serializers.JSONField(
+        help_text="When the SDK started: an RFC 3339 date-time, or Unix time (seconds, or "
+        "milliseconds from 10^11 on, as JavaScript's Date gives). Another value is kept as "
+        "unknown."
+    )
     strategies = StrictListField(child=StrictCharField(), help_text="Strategies it knows.")
+
+    def validate_started(self, value: object) -> datetime | None:
+        """The start time, aware in UTC; None when the value says none."""
+        if isinstance(value, bool):
+            return None
+        if isinstance(value, int | float):
+            seconds = value / 1000 if abs(value) >= 10**11 else value
+            try:
+                return datetime.fromtimestamp(seconds, tz=UTC)
+            except (OverflowError, OSError, ValueError):
+                return None
+        if isinstance(value, str):
+            try:
+                parsed = parse_datetime(value)
+            except ValueError:
+                return None
+            if parsed is not None and parsed.tzinfo is None:
+                parsed = parsed.replace(tzinfo=UTC)
+            return parsed
+        return None
 
 
 @extend_schema_serializer(component_name="clientMetricsToggleSchema")

@@ -109,6 +109,7 @@ class ClientRegisterView(ClientApiView):
             sdk_version=data["sdkVersion"],
             strategies=data["strategies"],
             interval=data["interval"],
+            started_at=data["started"],
         )
         return Response(status=status.HTTP_202_ACCEPTED)
 

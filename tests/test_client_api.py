@@ -4,7 +4,7 @@ POST /api/client/metrics, with client tokens."""
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.test import override_settings
@@ -362,6 +362,7 @@ def test_register__202_instance_remembered(db):
         instance.sdk_version,
         instance.strategies,
         instance.interval,
+        instance.started_at,
     ) == (
         "shop",
         "shop-1",
@@ -369,7 +370,31 @@ def test_register__202_instance_remembered(db):
         REGISTRATION["sdkVersion"],
         ["default", "flexibleRollout"],
         15000,
+        datetime(2026, 11, 23, 9, 0, tzinfo=UTC),
     )
+
+
+@pytest.mark.parametrize(
+    ("started", "expected"),
+    [
+        pytest.param(
+            "2026-11-23T10:00:00+01:00", datetime(2026, 11, 23, 9, 0, tzinfo=UTC), id="offset"
+        ),
+        pytest.param(
+            "2026-11-23T09:00:00", datetime(2026, 11, 23, 9, 0, tzinfo=UTC), id="naive-utc"
+        ),
+        pytest.param(1795424400, datetime(2026, 11, 23, 9, 0, tzinfo=UTC), id="unix-seconds"),
+        pytest.param(1795424400000, datetime(2026, 11, 23, 9, 0, tzinfo=UTC), id="unix-ms"),
+        pytest.param("yesterday", None, id="not-a-date"),
+        pytest.param(True, None, id="boolean"),
+        pytest.param(10**30, None, id="out-of-range"),
+    ],
+)
+def test_register__started__kept_as_utc_time(db, started, expected):
+    response = post(sdk(), "/api/client/register", {**REGISTRATION, "started": started})
+
+    assert response.status_code == 202
+    assert ClientInstance.objects.get().started_at == expected
 
 
 def test_register__again__one_instance(db):
