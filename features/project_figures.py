@@ -13,7 +13,9 @@ is served, in a constant number of statements whatever the number of projects an
      stored: the counted non-stale flags of each type that has a lifetime, minus those still
      younger than it, found in one range scan of `feature_fresh` per lifetime (the flags of
      the last 7 or 40 days);
-   - memberCount: one pass over the project role assignments and their groups' members;
+   - memberCount: `ProjectMemberCount`, one row per project, which the database keeps in the
+     transaction of every change of a role assignment, group membership or role type
+     (projects migration 0003);
    - lastUpdatedAt and lastReportedFlagUsage: `ProjectFlagActivity`, one row per project,
      which the database keeps in the transaction of every write of a flag or an audit event
      (migration 0008);
@@ -41,11 +43,9 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from features.models import Feature, FeatureType, ProjectFlagActivity, ProjectFlagCount
-from flagadmin.models import Role
 from flagadmin.sql import column, table
-from groups.models import GroupMembership
-from projects.models import FavoriteProject, Project, ProjectEnvironment, ProjectRoleAssignment
-from projects.queries import PROJECT_ROLE_TYPES, SYSTEM_OWNER, owner_rows, owners_sql
+from projects.models import FavoriteProject, Project, ProjectEnvironment, ProjectMemberCount
+from projects.queries import SYSTEM_OWNER, owner_rows, owners_sql
 
 SCOPES = {
     "active": "p.{archived_at} IS NULL",
@@ -109,8 +109,6 @@ def _figures_sql(condition: str, vendor: str) -> str:
     `vendor`'s dialect. Constants of the code are literals; `condition`'s parameters are named
     (`%(name)s`) and `_params` gives their values."""
     feature, flag_count, project = table(Feature), table(ProjectFlagCount), table(Project)
-    assignment, role = table(ProjectRoleAssignment), table(Role)
-    membership = table(GroupMembership)
 
     def f(field: str) -> str:
         return f"f.{column(Feature, field)}"
@@ -120,9 +118,6 @@ def _figures_sql(condition: str, vendor: str) -> str:
 
     def p(field: str) -> str:
         return f"p.{column(Project, field)}"
-
-    def a(field: str) -> str:
-        return f"a.{column(ProjectRoleAssignment, field)}"
 
     groups = lifetime_groups()
 
@@ -149,18 +144,12 @@ def _figures_sql(condition: str, vendor: str) -> str:
               GROUP BY {f("project")}) fresh_{g} ON fresh_{g}.project_id = {p("id")}"""
         for g in range(len(groups))
     )
-    # Members: each user once per project, whether through a role of their own or a group's
-    # (UNION: a hashed set of (project, user), cheaper than COUNT(DISTINCT)'s sort).
-    role_of_a = f"r.{column(Role, 'id')} = {a('role')}"
-    project_role = (
-        f"r.{column(Role, 'type')} IN ({', '.join(literal(t) for t in PROJECT_ROLE_TYPES)})"
-    )
     return f"""
 SELECT {p("id")}, {p("name")}, {p("description")}, {p("mode")}, {p("default_stickiness")},
        {p("created_at")}, {p("updated_at")}, {p("archived_at")},
        CAST(COALESCE(counted.flags, 0) AS BIGINT), CAST(COALESCE(counted.stale, 0) AS BIGINT),
        CAST({potentially_stale or "0"} AS BIGINT),
-       COALESCE(members.total, 0),
+       COALESCE(members.{column(ProjectMemberCount, "total")}, 0),
        activity.{column(ProjectFlagActivity, "last_flag_event_at")},
        activity.{column(ProjectFlagActivity, "last_flag_seen_at")}
   FROM {project} p
@@ -168,16 +157,8 @@ SELECT {p("id")}, {p("name")}, {p("description")}, {p("mode")}, {p("default_stic
               SUM(CASE WHEN {c("stale")} = TRUE THEN {c("total")} ELSE 0 END) AS stale{aging}
                FROM {flag_count} c
               GROUP BY {c("project")}) counted ON counted.project_id = {p("id")}{fresh_joins}
-  LEFT JOIN (SELECT project_id, COUNT(*) AS total
-               FROM (SELECT {a("project")} AS project_id, {a("user")} AS user_id
-                       FROM {assignment} a JOIN {role} r ON {role_of_a}
-                      WHERE {a("user")} IS NOT NULL AND {project_role}
-                     UNION
-                     SELECT {a("project")}, gm.{column(GroupMembership, "user")}
-                       FROM {assignment} a JOIN {role} r ON {role_of_a}
-                       JOIN {membership} gm ON gm.{column(GroupMembership, "group")} = {a("group")}
-                      WHERE {project_role}) holders
-              GROUP BY project_id) members ON members.project_id = {p("id")}
+  LEFT JOIN {table(ProjectMemberCount)} members
+    ON members.{column(ProjectMemberCount, "project")} = {p("id")}
   LEFT JOIN {table(ProjectFlagActivity)} activity
     ON activity.{column(ProjectFlagActivity, "project")} = {p("id")}
  WHERE {condition}

@@ -149,3 +149,39 @@ class FavoriteProject(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} ♥ {self.project_id}"
+
+
+class ProjectMember(models.Model):
+    """A user who holds a project role in a project (`memberCount`), with the number of
+    assignments that make them one (`paths`: their own roles and their groups' roles).
+
+    Kept by the database itself (migration 0003): triggers on role assignments, group
+    memberships and role types add and remove paths in the same transaction as the write,
+    whatever makes it; a user is a member while they have a path. Plain ids rather than
+    foreign keys: only the triggers write these rows, also while Django deletes the rows
+    they follow."""
+
+    project_id = models.CharField(max_length=100)
+    user_id = models.BigIntegerField()
+    paths = models.IntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project_id", "user_id"], name="project_member_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"user {self.user_id} in {self.project_id} ({self.paths})"
+
+
+class ProjectMemberCount(models.Model):
+    """How many members a project has: the rows of `ProjectMember`, counted by the same
+    triggers, so that the projects list reads one row per project."""
+
+    project = models.OneToOneField(
+        Project, on_delete=models.CASCADE, primary_key=True, related_name="member_total"
+    )
+    total = models.IntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.project_id}: {self.total}"

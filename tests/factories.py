@@ -52,6 +52,17 @@ class AuditEventFactory(DjangoModelFactory):
     created_by = "tester@example.com"
 
 
+class RoleFactory(DjangoModelFactory):
+    """A custom project role (Unleash's fixed roles are seeded by the migrations)."""
+
+    class Meta:
+        model = Role
+
+    name = factory.Sequence(lambda n: f"role-{n}")
+    type = "custom"
+    permissions = factory.LazyFunction(list)
+
+
 # --- groups -----------------------------------------------------------------------------
 from groups.models import Group, GroupMembership  # noqa: E402
 

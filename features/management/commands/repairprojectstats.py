@@ -3,13 +3,15 @@
 from django.core.management.base import BaseCommand
 
 from features.project_stats import repair
+from projects import member_stats
 
 
 class Command(BaseCommand):
     help = (
         "Recount the flags of every project (by type and stale state), recompute when its "
-        "flags were last changed and used, and fix the stored figures that differ. Writes of "
-        "flags and audit events wait while it runs; safe to run at any time."
+        "flags were last changed and used, recount its members, and fix the stored figures "
+        "that differ. Writes of flags, audit events, role assignments and group memberships "
+        "wait while it runs; safe to run at any time."
     )
 
     def handle(self, *args, **options) -> None:
@@ -19,7 +21,12 @@ class Command(BaseCommand):
             self.stdout.write(f"{project}: {kind} flags, {state}: {was} -> {now}")
         for project, (was, now) in sorted(wrong_times.items()):
             self.stdout.write(f"{project}: last flag event, usage: {_times(was)} -> {_times(now)}")
-        total = len(wrong_counts) + len(wrong_times)
+        wrong_paths, wrong_members = member_stats.repair()
+        for (project, user), (was, now) in sorted(wrong_paths.items()):
+            self.stdout.write(f"{project}: user {user}'s paths in: {was} -> {now}")
+        for project, (was, now) in sorted(wrong_members.items()):
+            self.stdout.write(f"{project}: members: {was} -> {now}")
+        total = len(wrong_counts) + len(wrong_times) + len(wrong_paths) + len(wrong_members)
         self.stdout.write(
             f"Repaired {total} project figures."
             if total

@@ -1,0 +1,345 @@
+"""Project members kept by the database: who holds a project role in each project, through
+their own assignment or a group's, and how many they are (`memberCount`).
+
+Triggers rather than calls in each service, as for the flag counts (features/0007): members
+change with role assignments, group memberships and role types, whatever writes them (the
+API, the Django admin, SSO group sync, deletes that cascade). Each (project, user) row counts
+the user's paths into the project; the member count moves when a row appears or goes.
+
+PostgreSQL changes one row at a time with upserts that lock it (RETURNING the new number of
+paths), so concurrent writers in any process cannot lose an update; sets are walked in key
+order, so two writers never lock the same rows in opposite orders. SQLite has one writer at a
+time and no functions: its triggers change whole sets with plain statements.
+"""
+
+import django.db.models.deletion
+from django.db import migrations, models
+
+ROLE_TYPES = "('project', 'custom')"  # the role types that count (projects.queries)
+
+POSTGRESQL = f"""
+ALTER TABLE projects_projectmembercount SET (fillfactor = 50);
+CREATE FUNCTION projects_member_add(pid varchar, uid bigint, n integer) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+  now_paths integer;
+BEGIN
+  INSERT INTO projects_projectmember AS m (project_id, user_id, paths) VALUES (pid, uid, n)
+  ON CONFLICT (project_id, user_id) DO UPDATE SET paths = m.paths + EXCLUDED.paths
+  RETURNING paths INTO now_paths;
+  IF now_paths = n THEN  -- a new member
+    INSERT INTO projects_projectmembercount AS c (project_id, total) VALUES (pid, 1)
+    ON CONFLICT (project_id) DO UPDATE SET total = c.total + 1;
+  END IF;
+END $$;
+
+CREATE FUNCTION projects_member_remove(pid varchar, uid bigint, n integer) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+  now_paths integer;
+BEGIN
+  UPDATE projects_projectmember SET paths = paths - n
+   WHERE project_id = pid AND user_id = uid
+  RETURNING paths INTO now_paths;
+  IF now_paths <= 0 THEN  -- no path left: no longer a member
+    DELETE FROM projects_projectmember WHERE project_id = pid AND user_id = uid;
+    UPDATE projects_projectmembercount SET total = total - 1 WHERE project_id = pid;
+  END IF;
+END $$;
+
+CREATE FUNCTION projects_role_counts(rid bigint) RETURNS boolean LANGUAGE sql STABLE AS $$
+  SELECT EXISTS (SELECT 1 FROM flagadmin_role WHERE id = rid AND type IN {ROLE_TYPES})
+$$;
+
+-- An assignment is one path into its project for its user, or for each member of its group.
+CREATE FUNCTION projects_assignment_members() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'UPDATE' AND (OLD.project_id, OLD.role_id, OLD.user_id, OLD.group_id)
+     IS NOT DISTINCT FROM (NEW.project_id, NEW.role_id, NEW.user_id, NEW.group_id) THEN
+    RETURN NULL;
+  END IF;
+  IF TG_OP <> 'INSERT' AND projects_role_counts(OLD.role_id) THEN
+    IF OLD.user_id IS NOT NULL THEN
+      PERFORM projects_member_remove(OLD.project_id, OLD.user_id, 1);
+    END IF;
+    PERFORM projects_member_remove(OLD.project_id, gm.user_id, 1)
+       FROM groups_groupmembership gm WHERE gm.group_id = OLD.group_id ORDER BY gm.user_id;
+  END IF;
+  IF TG_OP <> 'DELETE' AND projects_role_counts(NEW.role_id) THEN
+    IF NEW.user_id IS NOT NULL THEN
+      PERFORM projects_member_add(NEW.project_id, NEW.user_id, 1);
+    END IF;
+    PERFORM projects_member_add(NEW.project_id, gm.user_id, 1)
+       FROM groups_groupmembership gm WHERE gm.group_id = NEW.group_id ORDER BY gm.user_id;
+  END IF;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER projects_assignment_members
+AFTER INSERT OR UPDATE OR DELETE ON projects_projectroleassignment
+FOR EACH ROW EXECUTE FUNCTION projects_assignment_members();
+
+-- A group membership is one path into each project where the group holds a role, per role.
+CREATE FUNCTION projects_group_membership_members() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'UPDATE' AND (OLD.group_id, OLD.user_id) = (NEW.group_id, NEW.user_id) THEN
+    RETURN NULL;
+  END IF;
+  IF TG_OP <> 'INSERT' THEN
+    PERFORM projects_member_remove(a.project_id, OLD.user_id, COUNT(*)::integer)
+       FROM projects_projectroleassignment a JOIN flagadmin_role r ON r.id = a.role_id
+      WHERE a.group_id = OLD.group_id AND r.type IN {ROLE_TYPES}
+      GROUP BY a.project_id ORDER BY a.project_id;
+  END IF;
+  IF TG_OP <> 'DELETE' THEN
+    PERFORM projects_member_add(a.project_id, NEW.user_id, COUNT(*)::integer)
+       FROM projects_projectroleassignment a JOIN flagadmin_role r ON r.id = a.role_id
+      WHERE a.group_id = NEW.group_id AND r.type IN {ROLE_TYPES}
+      GROUP BY a.project_id ORDER BY a.project_id;
+  END IF;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER projects_group_membership_members
+AFTER INSERT OR UPDATE OR DELETE ON groups_groupmembership
+FOR EACH ROW EXECUTE FUNCTION projects_group_membership_members();
+
+-- A role that starts or stops counting adds or removes every path its assignments make.
+CREATE FUNCTION projects_role_type_members() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  counted boolean := OLD.type IN {ROLE_TYPES};
+  counts boolean := NEW.type IN {ROLE_TYPES};
+BEGIN
+  IF counted = counts THEN
+    RETURN NULL;
+  END IF;
+  IF counts THEN
+    PERFORM projects_member_add(paths.project_id, paths.user_id, paths.n) FROM (
+      SELECT project_id, user_id, COUNT(*)::integer AS n FROM (
+        SELECT a.project_id, a.user_id FROM projects_projectroleassignment a
+         WHERE a.role_id = NEW.id AND a.user_id IS NOT NULL
+        UNION ALL
+        SELECT a.project_id, gm.user_id FROM projects_projectroleassignment a
+          JOIN groups_groupmembership gm ON gm.group_id = a.group_id
+         WHERE a.role_id = NEW.id) held
+      GROUP BY project_id, user_id ORDER BY project_id, user_id) paths;
+  ELSE
+    PERFORM projects_member_remove(paths.project_id, paths.user_id, paths.n) FROM (
+      SELECT project_id, user_id, COUNT(*)::integer AS n FROM (
+        SELECT a.project_id, a.user_id FROM projects_projectroleassignment a
+         WHERE a.role_id = NEW.id AND a.user_id IS NOT NULL
+        UNION ALL
+        SELECT a.project_id, gm.user_id FROM projects_projectroleassignment a
+          JOIN groups_groupmembership gm ON gm.group_id = a.group_id
+         WHERE a.role_id = NEW.id) held
+      GROUP BY project_id, user_id ORDER BY project_id, user_id) paths;
+  END IF;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER projects_role_type_members AFTER UPDATE OF type ON flagadmin_role
+FOR EACH ROW EXECUTE FUNCTION projects_role_type_members();
+"""
+
+POSTGRESQL_DROP = """
+DROP TRIGGER projects_role_type_members ON flagadmin_role;
+DROP TRIGGER projects_group_membership_members ON groups_groupmembership;
+DROP TRIGGER projects_assignment_members ON projects_projectroleassignment;
+DROP FUNCTION projects_role_type_members();
+DROP FUNCTION projects_group_membership_members();
+DROP FUNCTION projects_assignment_members();
+DROP FUNCTION projects_role_counts(bigint);
+DROP FUNCTION projects_member_remove(varchar, bigint, integer);
+DROP FUNCTION projects_member_add(varchar, bigint, integer);
+"""
+
+
+def sqlite_add(paths: str) -> str:
+    """Statements adding `paths`, a SELECT of (project_id, user_id, n) with one row per
+    project and user: the count first (users without a row yet), then the rows."""
+    return f"""
+  INSERT INTO projects_projectmembercount (project_id, total)
+  SELECT DISTINCT p.project_id, 0 FROM ({paths}) p WHERE true
+  ON CONFLICT (project_id) DO NOTHING;
+  UPDATE projects_projectmembercount SET total = total + (
+    SELECT COUNT(*) FROM ({paths}) p
+     WHERE p.project_id = projects_projectmembercount.project_id
+       AND NOT EXISTS (SELECT 1 FROM projects_projectmember m
+                        WHERE m.project_id = p.project_id AND m.user_id = p.user_id))
+   WHERE project_id IN (SELECT p.project_id FROM ({paths}) p);
+  INSERT INTO projects_projectmember (project_id, user_id, paths)
+  SELECT p.project_id, p.user_id, p.n FROM ({paths}) p WHERE true
+  ON CONFLICT (project_id, user_id) DO UPDATE SET paths = paths + excluded.paths;"""
+
+
+def sqlite_remove(paths: str) -> str:
+    """Statements removing `paths` (as for `sqlite_add`): the rows' paths, then the rows with
+    none left, counted out first."""
+    return f"""
+  UPDATE projects_projectmember SET paths = paths - (
+    SELECT p.n FROM ({paths}) p
+     WHERE p.project_id = projects_projectmember.project_id
+       AND p.user_id = projects_projectmember.user_id)
+   WHERE (project_id, user_id) IN (SELECT p.project_id, p.user_id FROM ({paths}) p);
+  UPDATE projects_projectmembercount SET total = total - (
+    SELECT COUNT(*) FROM projects_projectmember m
+     WHERE m.project_id = projects_projectmembercount.project_id AND m.paths <= 0)
+   WHERE project_id IN (SELECT project_id FROM projects_projectmember WHERE paths <= 0);
+  DELETE FROM projects_projectmember WHERE paths <= 0;"""
+
+
+def assignment_paths(row: str) -> str:
+    """The paths an assignment row (`OLD` or `NEW`) makes: its user's, or its group members'."""
+    return f"""SELECT {row}.project_id AS project_id, {row}.user_id AS user_id, 1 AS n
+      WHERE {row}.user_id IS NOT NULL
+     UNION ALL
+     SELECT {row}.project_id, gm.user_id, 1 FROM groups_groupmembership gm
+      WHERE gm.group_id = {row}.group_id"""
+
+
+def membership_paths(row: str) -> str:
+    """The paths a group membership row makes: one per assignment of its group, per project."""
+    return f"""SELECT a.project_id AS project_id, {row}.user_id AS user_id, COUNT(*) AS n
+      FROM projects_projectroleassignment a JOIN flagadmin_role r ON r.id = a.role_id
+     WHERE a.group_id = {row}.group_id AND r.type IN {ROLE_TYPES}
+     GROUP BY a.project_id"""
+
+
+def role_paths(row: str) -> str:
+    """Every path the assignments of a role make."""
+    return f"""SELECT project_id, user_id, COUNT(*) AS n FROM (
+       SELECT a.project_id AS project_id, a.user_id AS user_id
+         FROM projects_projectroleassignment a
+        WHERE a.role_id = {row}.id AND a.user_id IS NOT NULL
+       UNION ALL
+       SELECT a.project_id, gm.user_id FROM projects_projectroleassignment a
+         JOIN groups_groupmembership gm ON gm.group_id = a.group_id
+        WHERE a.role_id = {row}.id) held
+     GROUP BY project_id, user_id"""
+
+
+def counts(row: str) -> str:
+    return f"(SELECT type FROM flagadmin_role WHERE id = {row}.role_id) IN {ROLE_TYPES}"
+
+
+SQLITE = [
+    "CREATE TRIGGER projects_assignment_members_insert"
+    f" AFTER INSERT ON projects_projectroleassignment WHEN {counts('NEW')}"
+    f" BEGIN{sqlite_add(assignment_paths('NEW'))}\nEND",
+    "CREATE TRIGGER projects_assignment_members_delete"
+    f" AFTER DELETE ON projects_projectroleassignment WHEN {counts('OLD')}"
+    f" BEGIN{sqlite_remove(assignment_paths('OLD'))}\nEND",
+    # An update: the old row's paths go (when its role counted), the new row's come.
+    "CREATE TRIGGER projects_assignment_members_update_old"
+    " AFTER UPDATE ON projects_projectroleassignment"
+    f" WHEN {counts('OLD')} AND NOT (OLD.project_id = NEW.project_id"
+    " AND OLD.role_id = NEW.role_id AND OLD.user_id IS NEW.user_id"
+    " AND OLD.group_id IS NEW.group_id)"
+    f" BEGIN{sqlite_remove(assignment_paths('OLD'))}\nEND",
+    "CREATE TRIGGER projects_assignment_members_update_new"
+    " AFTER UPDATE ON projects_projectroleassignment"
+    f" WHEN {counts('NEW')} AND NOT (OLD.project_id = NEW.project_id"
+    " AND OLD.role_id = NEW.role_id AND OLD.user_id IS NEW.user_id"
+    " AND OLD.group_id IS NEW.group_id)"
+    f" BEGIN{sqlite_add(assignment_paths('NEW'))}\nEND",
+    "CREATE TRIGGER projects_group_membership_members_insert"
+    " AFTER INSERT ON groups_groupmembership"
+    f" BEGIN{sqlite_add(membership_paths('NEW'))}\nEND",
+    "CREATE TRIGGER projects_group_membership_members_delete"
+    " AFTER DELETE ON groups_groupmembership"
+    f" BEGIN{sqlite_remove(membership_paths('OLD'))}\nEND",
+    "CREATE TRIGGER projects_group_membership_members_update"
+    " AFTER UPDATE OF group_id, user_id ON groups_groupmembership"
+    " WHEN OLD.group_id <> NEW.group_id OR OLD.user_id <> NEW.user_id"
+    f" BEGIN{sqlite_remove(membership_paths('OLD'))}{sqlite_add(membership_paths('NEW'))}\nEND",
+    "CREATE TRIGGER projects_role_type_members_on AFTER UPDATE OF type ON flagadmin_role"
+    f" WHEN OLD.type NOT IN {ROLE_TYPES} AND NEW.type IN {ROLE_TYPES}"
+    f" BEGIN{sqlite_add(role_paths('NEW'))}\nEND",
+    "CREATE TRIGGER projects_role_type_members_off AFTER UPDATE OF type ON flagadmin_role"
+    f" WHEN OLD.type IN {ROLE_TYPES} AND NEW.type NOT IN {ROLE_TYPES}"
+    f" BEGIN{sqlite_remove(role_paths('NEW'))}\nEND",
+]
+SQLITE_DROP = ["DROP TRIGGER " + statement.split()[2] for statement in SQLITE]
+
+# The members already there, after the triggers exist (which lock the tables until commit).
+BACKFILL = [
+    f"""INSERT INTO projects_projectmember (project_id, user_id, paths)
+SELECT project_id, user_id, COUNT(*) FROM (
+  SELECT a.project_id AS project_id, a.user_id AS user_id
+    FROM projects_projectroleassignment a JOIN flagadmin_role r ON r.id = a.role_id
+   WHERE a.user_id IS NOT NULL AND r.type IN {ROLE_TYPES}
+  UNION ALL
+  SELECT a.project_id, gm.user_id
+    FROM projects_projectroleassignment a JOIN flagadmin_role r ON r.id = a.role_id
+    JOIN groups_groupmembership gm ON gm.group_id = a.group_id
+   WHERE r.type IN {ROLE_TYPES}) held
+GROUP BY project_id, user_id""",
+    """INSERT INTO projects_projectmembercount (project_id, total)
+SELECT project_id, COUNT(*) FROM projects_projectmember GROUP BY project_id""",
+]
+
+
+def install_triggers(apps, schema_editor) -> None:
+    if schema_editor.connection.vendor == "postgresql":
+        schema_editor.execute(POSTGRESQL)
+    else:
+        for statement in SQLITE:
+            schema_editor.execute(statement)
+    for statement in BACKFILL:
+        schema_editor.execute(statement)
+
+
+def drop_triggers(apps, schema_editor) -> None:
+    if schema_editor.connection.vendor == "postgresql":
+        schema_editor.execute(POSTGRESQL_DROP)
+    else:
+        for statement in SQLITE_DROP:
+            schema_editor.execute(statement)
+    schema_editor.execute("DELETE FROM projects_projectmember")
+    schema_editor.execute("DELETE FROM projects_projectmembercount")
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("projects", "0002_seed_default_project"),
+        ("groups", "0003_admin_labels"),
+        ("flagadmin", "0006_drop_audit_project_feature"),
+    ]
+
+    operations = [
+        migrations.CreateModel(
+            name="ProjectMemberCount",
+            fields=[
+                (
+                    "project",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        primary_key=True,
+                        related_name="member_total",
+                        serialize=False,
+                        to="projects.project",
+                    ),
+                ),
+                ("total", models.IntegerField(default=0)),
+            ],
+        ),
+        migrations.CreateModel(
+            name="ProjectMember",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("project_id", models.CharField(max_length=100)),
+                ("user_id", models.BigIntegerField()),
+                ("paths", models.IntegerField()),
+            ],
+            options={
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("project_id", "user_id"), name="project_member_unique"
+                    )
+                ],
+            },
+        ),
+        migrations.RunPython(install_triggers, drop_triggers, elidable=False),
+    ]
