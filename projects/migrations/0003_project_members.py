@@ -8,8 +8,12 @@ the user's paths into the project; the member count moves when a row appears or 
 
 PostgreSQL changes one row at a time with upserts that lock it (RETURNING the new number of
 paths), so concurrent writers in any process cannot lose an update; sets are walked in key
-order, so two writers never lock the same rows in opposite orders. SQLite has one writer at a
-time and no functions: its triggers change whole sets with plain statements.
+order, so two writers never lock the same rows in opposite orders. A write that reads another
+table (a group's members, a group's assignments) first locks the group's row, so that two
+writes about one group see each other. A role's type changes only by hand (the API has no such
+write), and is not serialised against concurrent assignments: `repairprojectstats` after one.
+SQLite has one writer at a time and no functions: its triggers change whole sets with plain
+statements.
 """
 
 import django.db.models.deletion
@@ -51,12 +55,29 @@ CREATE FUNCTION projects_role_counts(rid bigint) RETURNS boolean LANGUAGE sql ST
   SELECT EXISTS (SELECT 1 FROM flagadmin_role WHERE id = rid AND type IN {ROLE_TYPES})
 $$;
 
+-- A change that reads a group's members or a group's assignments first locks the group's row
+-- (NO KEY UPDATE: the foreign key checks of other writers keep going): of an assignment and a
+-- membership of the same group written at once, the second then reads what the first wrote
+-- (each statement below takes a new snapshot), and a path is neither lost nor counted twice.
+CREATE FUNCTION projects_lock_groups(first_id bigint, second_id bigint) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM 1 FROM groups_group WHERE id IN (first_id, second_id) ORDER BY id FOR NO KEY UPDATE;
+END $$;
+
 -- An assignment is one path into its project for its user, or for each member of its group.
 CREATE FUNCTION projects_assignment_members() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF TG_OP = 'UPDATE' AND (OLD.project_id, OLD.role_id, OLD.user_id, OLD.group_id)
      IS NOT DISTINCT FROM (NEW.project_id, NEW.role_id, NEW.user_id, NEW.group_id) THEN
     RETURN NULL;
+  END IF;
+  IF TG_OP = 'INSERT' THEN
+    PERFORM projects_lock_groups(NEW.group_id, NULL);
+  ELSIF TG_OP = 'DELETE' THEN
+    PERFORM projects_lock_groups(OLD.group_id, NULL);
+  ELSE
+    PERFORM projects_lock_groups(OLD.group_id, NEW.group_id);
   END IF;
   IF TG_OP <> 'INSERT' AND projects_role_counts(OLD.role_id) THEN
     IF OLD.user_id IS NOT NULL THEN
@@ -83,6 +104,13 @@ CREATE FUNCTION projects_group_membership_members() RETURNS trigger LANGUAGE plp
 BEGIN
   IF TG_OP = 'UPDATE' AND (OLD.group_id, OLD.user_id) = (NEW.group_id, NEW.user_id) THEN
     RETURN NULL;
+  END IF;
+  IF TG_OP = 'INSERT' THEN
+    PERFORM projects_lock_groups(NEW.group_id, NULL);
+  ELSIF TG_OP = 'DELETE' THEN
+    PERFORM projects_lock_groups(OLD.group_id, NULL);
+  ELSE
+    PERFORM projects_lock_groups(OLD.group_id, NEW.group_id);
   END IF;
   IF TG_OP <> 'INSERT' THEN
     PERFORM projects_member_remove(a.project_id, OLD.user_id, COUNT(*)::integer)
@@ -146,6 +174,7 @@ DROP FUNCTION projects_role_type_members();
 DROP FUNCTION projects_group_membership_members();
 DROP FUNCTION projects_assignment_members();
 DROP FUNCTION projects_role_counts(bigint);
+DROP FUNCTION projects_lock_groups(bigint, bigint);
 DROP FUNCTION projects_member_remove(varchar, bigint, integer);
 DROP FUNCTION projects_member_add(varchar, bigint, integer);
 """
