@@ -5,34 +5,22 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 
 from django.conf import settings
-from django.db import connection
 from django.utils import timezone
-from rest_framework.authentication import BaseAuthentication
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
-from flagadmin.api.authentication import token_from_header
+from flagadmin.api.authentication import TokenAuthentication
 from flagadmin.api.errors import AuthenticationRequired, NoAccessError
-from flagadmin.models import ApiToken, AuditEvent, TokenType
-from flagadmin.sql import column, table
+from flagadmin.models import ApiToken, TokenType
+from flagadmin.tokens import find_token, record_use
 
 # A client token without an environment (`*`) reads this one, as Unleash's default.
 DEFAULT_ENVIRONMENT = "development"
 
 WRONG_TOKEN_TYPE = "invalid token: expected a different token type for this endpoint"
-
-TOKEN_FIELDS = ("id", "type", "project", "environment", "expires_at", "revoked_at", "last_used_at")
-# The token and, in the same round trip, the newest audit event's id: every change to a flag
-# records an event, so that id moves whenever what SDKs receive may have changed.
-TOKEN_AND_REVISION_SQL = (
-    "SELECT "
-    + ", ".join(column(ApiToken, f) for f in TOKEN_FIELDS)
-    + f", (SELECT MAX({column(AuditEvent, 'id')}) FROM {table(AuditEvent)})"
-    + f" FROM {table(ApiToken)} WHERE {column(ApiToken, 'digest')} = %s"
-)
 
 
 # Client tokens looked up lately, by digest: (when, principal with the revision, expiry). SDKs
@@ -66,17 +54,14 @@ class ClientPrincipal:
         return "*" in self.projects
 
 
-class ClientTokenAuthentication(BaseAuthentication):
+class ClientTokenAuthentication(TokenAuthentication):
     """Reads the `Authorization` header (the whole value is the token). Unknown, expired and
     revoked tokens get 401; admin and personal tokens get 403, as Unleash answers them here."""
 
     def authenticate(self, request: Request):
-        header = request.META.get("HTTP_AUTHORIZATION")
-        if header is None:
+        raw = self.token_in(request)
+        if raw is None:
             return None
-        raw = token_from_header(header)
-        if not raw:
-            raise AuthenticationRequired()
         digest = ApiToken.digest_of(raw)
         recent = _recent.get(digest)
         if recent is not None:
@@ -84,45 +69,26 @@ class ClientTokenAuthentication(BaseAuthentication):
             fresh = time.monotonic() - looked_up_at < settings.CLIENT_API_REUSE_SECONDS
             if fresh and (expires_at is None or expires_at > timezone.now()):
                 return principal, None
-        with connection.cursor() as cursor:
-            cursor.execute(TOKEN_AND_REVISION_SQL, [digest])
-            row = cursor.fetchone()
-        if row is None:
+        found = find_token(raw, with_revision=True)
+        if found is None:
             raise AuthenticationRequired()
-        token_id, token_type, project, environment, expires_at, revoked_at, last_used = row[:7]
-        if connection.vendor == "sqlite":  # SQLite returns naive values; they are UTC
-            expires_at, last_used = _aware(expires_at), _aware(last_used)
-        now = timezone.now()
-        if revoked_at is not None or (expires_at is not None and expires_at <= now):
-            raise AuthenticationRequired()
-        if token_type != TokenType.CLIENT:
+        token = found.token
+        if token.type != TokenType.CLIENT:
             raise NoAccessError(None, message=WRONG_TOKEN_TYPE)
-        resolution = timedelta(seconds=settings.TOKEN_LAST_USED_RESOLUTION)
-        if last_used is None or now - last_used >= resolution:
-            ApiToken.objects.filter(pk=token_id).update(last_used_at=now)
-        projects = tuple(sorted(p for p in project.split(",") if p)) or ("*",)
+        record_use(token)
+        projects = tuple(sorted(p for p in token.project.split(",") if p)) or ("*",)
+        environment = token.environment
         principal = ClientPrincipal(
-            token_id=token_id,
+            token_id=token.pk,
             projects=projects,
             environment=DEFAULT_ENVIRONMENT if environment in ("", "*") else environment,
-            revision=row[7] or 0,
+            revision=found.revision,
         )
         if settings.CLIENT_API_REUSE_SECONDS > 0:
             if len(_recent) >= MAX_REMEMBERED_TOKENS:
                 _recent.clear()
-            _recent[digest] = (time.monotonic(), principal, expires_at)
+            _recent[digest] = (time.monotonic(), principal, token.expires_at)
         return principal, None
-
-    def authenticate_header(self, request: Request) -> str:
-        return 'ApiKey realm="api", header="Authorization"'
-
-
-def _aware(value: datetime | str | None) -> datetime | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        value = datetime.fromisoformat(value)
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
 class IsClient(BasePermission):

@@ -6,6 +6,7 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
+from rest_framework.test import APIClient
 
 from flagadmin.models import ApiToken, AuditEvent, TokenType
 from tests.conftest import assert_error
@@ -359,6 +360,47 @@ def test_list_api_tokens__seen_at_is_set_after_use(admin_client):
     tokens = admin_client.get(URL).json()["tokens"]
 
     assert tokens[0]["seenAt"] is not None
+
+
+def _seen_at(client, name: str) -> str | None:
+    tokens = client.get(URL).json()["tokens"]
+    return next(t["seenAt"] for t in tokens if t["tokenName"] == name)
+
+
+def test_list_api_tokens__seen_at__written_once_per_resolution(admin_client, settings):
+    settings.TOKEN_LAST_USED_RESOLUTION = 300
+    first = _seen_at(admin_client, "admin-tok")
+
+    assert first is not None
+    assert _seen_at(admin_client, "admin-tok") == first
+    ApiToken.objects.filter(name="admin-tok").update(
+        last_used_at=timezone.now() - timedelta(seconds=301)
+    )
+    assert _seen_at(admin_client, "admin-tok") > first
+
+
+def _sdk_features(secret: str) -> int:
+    sdk = APIClient()
+    sdk.credentials(HTTP_AUTHORIZATION=secret)
+    return sdk.get("/api/client/features").status_code
+
+
+def test_list_api_tokens__seen_at__client_token_used_by_an_sdk(admin_client):
+    _, secret = make_token(TokenType.CLIENT, name="sdk", projects=["*"])
+    assert _seen_at(admin_client, "sdk") is None
+
+    assert _sdk_features(secret) == 200
+
+    assert _seen_at(admin_client, "sdk") is not None
+
+
+def test_list_api_tokens__seen_at__not_written_when_refused_for_its_type(admin_client):
+    # An admin token is no credential for the SDK API (403): that is no use of it.
+    _, secret = make_token(TokenType.ADMIN, name="misused")
+
+    assert _sdk_features(secret) == 403
+
+    assert _seen_at(admin_client, "misused") is None
 
 
 def test_list_api_tokens__query_count_does_not_grow(admin_client, django_assert_max_num_queries):

@@ -84,6 +84,30 @@ def test_401__revoked_token(db):
     assert_error(_with(secret).get(URL), 401, "AuthenticationRequired")
 
 
+def test_401__deleted_token__refused_on_the_next_request(db):
+    token, secret = make_token(TokenType.ADMIN)
+    assert _with(secret).get(URL).status_code == 200
+    token.delete()
+
+    assert_error(_with(secret).get(URL), 401, "AuthenticationRequired")
+
+
+def test_401__token_expiring_between_requests__refused_on_the_next_request(db):
+    token, secret = make_token(TokenType.ADMIN, expires_at=timezone.now() + timedelta(hours=1))
+    assert _with(secret).get(URL).status_code == 200
+    ApiToken.objects.filter(pk=token.pk).update(expires_at=timezone.now())
+
+    assert_error(_with(secret).get(URL), 401, "AuthenticationRequired")
+
+
+def test_401__revoked_personal_token(db):
+    token, secret = make_token(TokenType.PERSONAL, user=UserFactory(root_role_id=1))
+    assert _with(secret).get(URL).status_code == 200
+    ApiToken.objects.filter(pk=token.pk).update(revoked_at=timezone.now())
+
+    assert_error(_with(secret).get(URL), 401, "AuthenticationRequired")
+
+
 def test_401__personal_token_of_deactivated_user(db):
     user = UserFactory(root_role_id=1)
     _, secret = make_token(TokenType.PERSONAL, user=user)

@@ -6,10 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from django.db import connection
 from django.utils import timezone
 
-from features import project_figures
 from features.models import FeatureType
 from features.project_figures import health
 from flagadmin.models import Role
@@ -472,13 +470,3 @@ def test_list_projects__query_count__same_bound_at_every_size(
 
     assert response.status_code == 200
     assert len(response.json()["projects"]) == projects + 1
-
-
-def test_compute_projects__single_statement_for_the_figures(django_assert_num_queries):
-    build_instance(3, 3)
-    jit_setting = 1 if connection.vendor == "postgresql" else 0
-
-    with django_assert_num_queries(2 + jit_setting):  # the figures, the owners
-        projects = project_figures.compute_projects(scope="active", now=timezone.now())
-
-    assert len(projects) == 4
