@@ -9,7 +9,9 @@ Before the rounds, each server gets the same `--existing` flags through its own 
 (`--connections`, new names) for `--duration` seconds against flagadmin, then against Unleash;
 the flags a round created are archived and deleted afterwards through each server's API, so
 open-source Unleash stays under its 5,000-flag limit and both keep the same data. flagadmin is
-served by the production stack (nginx + gunicorn, `--workers` x `--threads`). Memory is
+served by the production stack (nginx + gunicorn, `--workers` x `--threads`). Each round starts
+once the machine is quiet (under 10 % busy), so that neither server works off the other's
+load in it. Memory is
 sampled every 0.2 s during the rounds: the resident set (RSS) of every process of each server
 (flagadmin: nginx and gunicorn, master and workers; Unleash: its node process) and the
 proportional set (PSS), which counts pages shared between forked workers once.
@@ -165,6 +167,29 @@ class MemorySampler(threading.Thread):
         )
 
 
+def busy_share(seconds: float = 1.0) -> float:
+    """The share of the machine's CPU time that was busy over the next `seconds`."""
+
+    def sample() -> tuple[int, int]:
+        fields = [int(value) for value in Path("/proc/stat").read_text().split()[1:9]]
+        idle = fields[3] + fields[4]  # idle + iowait
+        return sum(fields) - idle, sum(fields)
+
+    busy_before, total_before = sample()
+    time.sleep(seconds)
+    busy_after, total_after = sample()
+    return (busy_after - busy_before) / max(1, total_after - total_before)
+
+
+def settle(limit_s: float = 30.0) -> None:
+    """Wait until the machine is quiet (under 10 % busy over a second), at most `limit_s`:
+    a server still working off the previous round (Unleash handles its events after
+    answering) would otherwise take CPU from the next one."""
+    deadline = time.monotonic() + limit_s
+    while busy_share() > 0.10 and time.monotonic() < deadline:
+        pass
+
+
 def load(base_url: str, token: str, seconds: int, connections: int) -> harness.WrkResult:
     return harness.run_wrk(
         base_url + PATH,
@@ -222,6 +247,7 @@ def main() -> int:
             seed(base_url, secret, args.existing)
         for round_number in range(1, args.rounds + 1):
             for name, (base_url, secret, root) in servers.items():
+                settle()
                 sampler = MemorySampler(root)
                 sampler.start()
                 result = load(base_url, secret, args.duration, args.connections)

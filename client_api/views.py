@@ -11,8 +11,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from client_api.authentication import ClientPrincipal, ClientTokenAuthentication, IsClient
-from client_api.queries import client_features
 from client_api.schema import ClientTokenScheme  # noqa: F401  (registers the scheme)
+from client_api.selectors import client_features
 from client_api.serializers import (
     ClientApplicationSchemaSerializer,
     ClientFeaturesSchemaSerializer,

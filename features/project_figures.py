@@ -19,7 +19,7 @@ is served, in a constant number of statements whatever the number of projects an
    - lastUpdatedAt and lastReportedFlagUsage: `ProjectFlagActivity`, one row per project,
      which the database keeps in the transaction of every write of a flag or an audit event
      (migration 0008);
-2. the owners (`projects.queries.owner_rows`);
+2. the owners (`projects.selectors.owner_rows`);
 3. for a caller that is a user, the projects that user marked as favorite.
 
 On PostgreSQL the statements of one response run in one REPEATABLE READ, READ ONLY transaction,
@@ -45,7 +45,7 @@ from django.utils.dateparse import parse_datetime
 from features.models import Feature, FeatureType, ProjectFlagActivity, ProjectFlagCount
 from flagadmin.sql import column, table
 from projects.models import FavoriteProject, Project, ProjectEnvironment, ProjectMemberCount
-from projects.queries import SYSTEM_OWNER, owner_rows, owners_sql
+from projects.selectors import SYSTEM_OWNER, owner_rows, owners_sql
 
 SCOPES = {
     "active": "p.{archived_at} IS NULL",

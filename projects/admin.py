@@ -11,7 +11,7 @@ from django.http import HttpRequest
 from flagadmin.admin_audit import AuditedModelAdmin
 from flagadmin.models import Role
 from projects.models import Environment, ProjectEnvironment, ProjectRoleAssignment
-from projects.queries import PROJECT_ROLE_TYPES
+from projects.selectors import PROJECT_ROLE_TYPES
 
 
 class ProjectRoleAssignmentInline(admin.TabularInline):

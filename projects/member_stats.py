@@ -12,7 +12,7 @@ from django.db import connection, transaction
 from flagadmin.models import Role
 from groups.models import GroupMembership
 from projects.models import ProjectMember, ProjectMemberCount, ProjectRoleAssignment
-from projects.queries import PROJECT_ROLE_TYPES
+from projects.selectors import PROJECT_ROLE_TYPES
 
 MemberKey = tuple[str, int]  # (project id, user id)
 

@@ -1,6 +1,6 @@
 """Request and response bodies of the project endpoints.
 
-The list (`projectsSchema`) is built by `projects.queries` as plain dicts and encoded once per
+The list (`projectsSchema`) is built by `projects.selectors` as plain dicts and encoded once per
 computation, so its serializers below describe it for the OpenAPI document only; a test holds
 the two in step (the keys of a listed project are exactly the fields of `projectSchema`).
 """

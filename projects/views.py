@@ -15,7 +15,7 @@ from flagadmin.api.views import AdminApiMixin
 from flagadmin.models import User
 from flagadmin.schema import error_responses
 from projects.models import Project
-from projects.queries import project_access
+from projects.selectors import project_access
 from projects.serializers import ProjectAccessSchemaSerializer, ProjectAddAccessSchemaSerializer
 from projects.services import add_project_access
 

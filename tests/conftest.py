@@ -94,7 +94,7 @@ def fresh_client_features_cache():
     (serialized bodies, token lookups, last_seen writes): a rolled-back test's rows are gone,
     and on SQLite its audit event ids are given out again."""
     from client_api.authentication import forget_tokens
-    from client_api.queries import clear_cache
+    from client_api.selectors import clear_cache
     from features.metrics_services import forget_last_seen_writes
 
     for forget in (clear_cache, forget_tokens, forget_last_seen_writes):

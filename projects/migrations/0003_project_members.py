@@ -19,7 +19,7 @@ statements.
 import django.db.models.deletion
 from django.db import migrations, models
 
-ROLE_TYPES = "('project', 'custom')"  # the role types that count (projects.queries)
+ROLE_TYPES = "('project', 'custom')"  # the role types that count (projects.selectors)
 
 POSTGRESQL = f"""
 ALTER TABLE projects_projectmembercount SET (fillfactor = 50);
