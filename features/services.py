@@ -142,24 +142,7 @@ def create_feature(
         for environment in target.environments
     ]
     tag_list = [{"type": tag_type, "value": value} for tag_type, value in tags]
-    event = build_event(
-        FEATURE_CREATED,
-        actor=actor,
-        project=project_id,
-        feature_name=name,
-        tags=tag_list,
-        data={
-            "name": name,
-            "description": feature.description,
-            "type": feature.type,
-            "project": project_id,
-            "stale": False,
-            "createdAt": event_time(now),
-            "lastSeenAt": None,
-            "impressionData": feature.impression_data,
-            "archived": False,
-        },
-    )
+    event = _created_event(feature, tag_list=tag_list, actor=actor)
     try:
         # One transaction writes the flag, its lifecycle stage, environments, tags and event.
         # The flag's row goes first: when its name is taken, the primary key refuses it before
@@ -183,11 +166,47 @@ def create_feature(
             raise
         raise error from None
 
+    return _as_read(
+        feature, creator=creator, stage=stage, environments=feature_environments, tags=tag_list
+    )
+
+
+def _created_event(feature: Feature, *, tag_list: list[dict[str, str]], actor: object):
+    """The `feature-created` event of a new flag, unsaved (written with the flag's rows)."""
+    return build_event(
+        FEATURE_CREATED,
+        actor=actor,
+        project=feature.project_id,
+        feature_name=feature.name,
+        tags=tag_list,
+        data={
+            "name": feature.name,
+            "description": feature.description,
+            "type": feature.type,
+            "project": feature.project_id,
+            "stale": False,
+            "createdAt": event_time(feature.created_at),
+            "lastSeenAt": None,
+            "impressionData": feature.impression_data,
+            "archived": False,
+        },
+    )
+
+
+def _as_read(
+    feature: Feature,
+    *,
+    creator: User | None,
+    stage: FeatureLifecycleStage,
+    environments: list[FeatureEnvironment],
+    tags: list[dict[str, str]],
+) -> Feature:
+    """The new flag with what `load_feature_detail` attaches, from what was written."""
     feature.created_by = creator
-    for env in feature_environments:
+    for env in environments:
         env.strategy_list = []
-    feature.environment_list = feature_environments
-    feature.tag_list = tag_list
+    feature.environment_list = environments
+    feature.tag_list = tags
     feature.current_stage = stage
     feature.dependency_list = []
     feature.child_names = []
