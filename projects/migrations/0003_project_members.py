@@ -21,27 +21,64 @@ from django.db import migrations, models
 
 ROLE_TYPES = "('project', 'custom')"  # the role types that count (projects.selectors)
 
+def assignment_paths(row: str) -> str:
+    """The paths an assignment row (`OLD` or `NEW`) makes: its user's, or its group members'."""
+    return f"""SELECT {row}.project_id AS project_id, {row}.user_id AS user_id, 1 AS n
+      WHERE {row}.user_id IS NOT NULL
+     UNION ALL
+     SELECT {row}.project_id, gm.user_id, 1 FROM groups_groupmembership gm
+      WHERE gm.group_id = {row}.group_id"""
+
+
+def membership_paths(row: str) -> str:
+    """The paths a group membership row makes: one per assignment of its group, per project."""
+    return f"""SELECT a.project_id AS project_id, {row}.user_id AS user_id, COUNT(*) AS n
+      FROM projects_projectroleassignment a JOIN flagadmin_role r ON r.id = a.role_id
+     WHERE a.group_id = {row}.group_id AND r.type IN {ROLE_TYPES}
+     GROUP BY a.project_id"""
+
+
+def role_paths(row: str) -> str:
+    """Every path the assignments of a role make."""
+    return f"""SELECT project_id, user_id, COUNT(*) AS n FROM (
+       SELECT a.project_id AS project_id, a.user_id AS user_id
+         FROM projects_projectroleassignment a
+        WHERE a.role_id = {row}.id AND a.user_id IS NOT NULL
+       UNION ALL
+       SELECT a.project_id, gm.user_id FROM projects_projectroleassignment a
+         JOIN groups_groupmembership gm ON gm.group_id = a.group_id
+        WHERE a.role_id = {row}.id) held
+     GROUP BY project_id, user_id"""
+
+
 POSTGRESQL = f"""
 ALTER TABLE projects_projectmembercount SET (fillfactor = 50);
+-- Every change of a project's members first locks the project's count row, so that writers of
+-- one project take their locks in the same order (the count, then member rows in key order)
+-- and never wait on each other in a circle.
 CREATE FUNCTION projects_member_add(pid varchar, uid bigint, n integer) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
   now_paths integer;
 BEGIN
+  INSERT INTO projects_projectmembercount (project_id, total) VALUES (pid, 0)
+  ON CONFLICT (project_id) DO NOTHING;
+  PERFORM 1 FROM projects_projectmembercount WHERE project_id = pid FOR UPDATE;
   INSERT INTO projects_projectmember AS m (project_id, user_id, paths) VALUES (pid, uid, n)
   ON CONFLICT (project_id, user_id) DO UPDATE SET paths = m.paths + EXCLUDED.paths
   RETURNING paths INTO now_paths;
   IF now_paths = n THEN  -- a new member
-    INSERT INTO projects_projectmembercount AS c (project_id, total) VALUES (pid, 1)
-    ON CONFLICT (project_id) DO UPDATE SET total = c.total + 1;
+    UPDATE projects_projectmembercount SET total = total + 1 WHERE project_id = pid;
   END IF;
 END $$;
 
+-- No count row is made here: a project being deleted may have lost it already.
 CREATE FUNCTION projects_member_remove(pid varchar, uid bigint, n integer) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
   now_paths integer;
 BEGIN
+  PERFORM 1 FROM projects_projectmembercount WHERE project_id = pid FOR UPDATE;
   UPDATE projects_projectmember SET paths = paths - n
    WHERE project_id = pid AND user_id = uid
   RETURNING paths INTO now_paths;
@@ -113,16 +150,12 @@ BEGIN
     PERFORM projects_lock_groups(OLD.group_id, NEW.group_id);
   END IF;
   IF TG_OP <> 'INSERT' THEN
-    PERFORM projects_member_remove(a.project_id, OLD.user_id, COUNT(*)::integer)
-       FROM projects_projectroleassignment a JOIN flagadmin_role r ON r.id = a.role_id
-      WHERE a.group_id = OLD.group_id AND r.type IN {ROLE_TYPES}
-      GROUP BY a.project_id ORDER BY a.project_id;
+    PERFORM projects_member_remove(p.project_id, p.user_id, p.n::integer)
+       FROM ({membership_paths("OLD")}) p ORDER BY p.project_id;
   END IF;
   IF TG_OP <> 'DELETE' THEN
-    PERFORM projects_member_add(a.project_id, NEW.user_id, COUNT(*)::integer)
-       FROM projects_projectroleassignment a JOIN flagadmin_role r ON r.id = a.role_id
-      WHERE a.group_id = NEW.group_id AND r.type IN {ROLE_TYPES}
-      GROUP BY a.project_id ORDER BY a.project_id;
+    PERFORM projects_member_add(p.project_id, p.user_id, p.n::integer)
+       FROM ({membership_paths("NEW")}) p ORDER BY p.project_id;
   END IF;
   RETURN NULL;
 END $$;
@@ -140,25 +173,11 @@ BEGIN
     RETURN NULL;
   END IF;
   IF counts THEN
-    PERFORM projects_member_add(paths.project_id, paths.user_id, paths.n) FROM (
-      SELECT project_id, user_id, COUNT(*)::integer AS n FROM (
-        SELECT a.project_id, a.user_id FROM projects_projectroleassignment a
-         WHERE a.role_id = NEW.id AND a.user_id IS NOT NULL
-        UNION ALL
-        SELECT a.project_id, gm.user_id FROM projects_projectroleassignment a
-          JOIN groups_groupmembership gm ON gm.group_id = a.group_id
-         WHERE a.role_id = NEW.id) held
-      GROUP BY project_id, user_id ORDER BY project_id, user_id) paths;
+    PERFORM projects_member_add(p.project_id, p.user_id, p.n::integer)
+       FROM ({role_paths("NEW")}) p ORDER BY p.project_id, p.user_id;
   ELSE
-    PERFORM projects_member_remove(paths.project_id, paths.user_id, paths.n) FROM (
-      SELECT project_id, user_id, COUNT(*)::integer AS n FROM (
-        SELECT a.project_id, a.user_id FROM projects_projectroleassignment a
-         WHERE a.role_id = NEW.id AND a.user_id IS NOT NULL
-        UNION ALL
-        SELECT a.project_id, gm.user_id FROM projects_projectroleassignment a
-          JOIN groups_groupmembership gm ON gm.group_id = a.group_id
-         WHERE a.role_id = NEW.id) held
-      GROUP BY project_id, user_id ORDER BY project_id, user_id) paths;
+    PERFORM projects_member_remove(p.project_id, p.user_id, p.n::integer)
+       FROM ({role_paths("NEW")}) p ORDER BY p.project_id, p.user_id;
   END IF;
   RETURN NULL;
 END $$;
@@ -212,36 +231,6 @@ def sqlite_remove(paths: str) -> str:
      WHERE m.project_id = projects_projectmembercount.project_id AND m.paths <= 0)
    WHERE project_id IN (SELECT project_id FROM projects_projectmember WHERE paths <= 0);
   DELETE FROM projects_projectmember WHERE paths <= 0;"""
-
-
-def assignment_paths(row: str) -> str:
-    """The paths an assignment row (`OLD` or `NEW`) makes: its user's, or its group members'."""
-    return f"""SELECT {row}.project_id AS project_id, {row}.user_id AS user_id, 1 AS n
-      WHERE {row}.user_id IS NOT NULL
-     UNION ALL
-     SELECT {row}.project_id, gm.user_id, 1 FROM groups_groupmembership gm
-      WHERE gm.group_id = {row}.group_id"""
-
-
-def membership_paths(row: str) -> str:
-    """The paths a group membership row makes: one per assignment of its group, per project."""
-    return f"""SELECT a.project_id AS project_id, {row}.user_id AS user_id, COUNT(*) AS n
-      FROM projects_projectroleassignment a JOIN flagadmin_role r ON r.id = a.role_id
-     WHERE a.group_id = {row}.group_id AND r.type IN {ROLE_TYPES}
-     GROUP BY a.project_id"""
-
-
-def role_paths(row: str) -> str:
-    """Every path the assignments of a role make."""
-    return f"""SELECT project_id, user_id, COUNT(*) AS n FROM (
-       SELECT a.project_id AS project_id, a.user_id AS user_id
-         FROM projects_projectroleassignment a
-        WHERE a.role_id = {row}.id AND a.user_id IS NOT NULL
-       UNION ALL
-       SELECT a.project_id, gm.user_id FROM projects_projectroleassignment a
-         JOIN groups_groupmembership gm ON gm.group_id = a.group_id
-        WHERE a.role_id = {row}.id) held
-     GROUP BY project_id, user_id"""
 
 
 def counts(row: str) -> str:
