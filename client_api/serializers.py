@@ -119,11 +119,13 @@ class ClientApplicationSchemaSerializer(SdkIdentitySerializer):
         if isinstance(value, str):
             try:
                 parsed = parse_datetime(value)
-            except ValueError:
+                if parsed is None:
+                    return None
+                # In UTC here: an offset can carry a time past year 9999 or before year 1,
+                # which no database column holds.
+                return parsed.replace(tzinfo=parsed.tzinfo or UTC).astimezone(UTC)
+            except (ValueError, OverflowError):
                 return None
-            if parsed is not None and parsed.tzinfo is None:
-                parsed = parsed.replace(tzinfo=UTC)
-            return parsed
         return None
 
 

@@ -388,6 +388,8 @@ def test_register__202_instance_remembered(db):
         pytest.param("yesterday", None, id="not-a-date"),
         pytest.param(True, None, id="boolean"),
         pytest.param(10**30, None, id="out-of-range"),
+        pytest.param("9999-12-31T23:00:00-05:00", None, id="past-year-9999-in-utc"),
+        pytest.param("0001-01-01T00:00:00+05:00", None, id="before-year-1-in-utc"),
     ],
 )
 def test_register__started__kept_as_utc_time(db, started, expected):
