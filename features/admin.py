@@ -49,7 +49,7 @@ from features.strategy_services import set_feature_environment_enabled
 from flagadmin.admin_audit import AuditedModelAdmin, json_safe
 from flagadmin.admin_filters import ArchivedFilter
 from flagadmin.models import AuditEvent
-from projects.models import Environment
+from projects.models import Environment, Project
 
 # How many of a flag's events its page shows; the link beside them lists all.
 RECENT_EVENTS = 20
@@ -225,6 +225,12 @@ class FeatureAdmin(AuditedModelAdmin):
         if obj is not None:
             return [*self.readonly_fields, "name", "project"]
         return self.readonly_fields
+
+    def formfield_for_foreignkey(self, db_field, request: HttpRequest, **kwargs):
+        # New flags go to active projects only, as through the API (an archived one is 404).
+        if db_field.name == "project":
+            kwargs["queryset"] = Project.objects.filter(archived_at__isnull=True)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
     def get_inlines(self, request: HttpRequest, obj: Feature | None):
         # A new flag gets its environments and lifecycle stage from the service.

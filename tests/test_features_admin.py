@@ -117,6 +117,27 @@ def test_feature_admin__add__name_rule_applies(staff):
     assert not Feature.objects.filter(name="not url friendly").exists()
 
 
+def test_feature_admin__add__archived_project_refused_in_the_form(staff):
+    ProjectFactory(id="retired", archived_at=timezone.now())
+
+    page = staff.get(f"{CHANGELIST}add/").content.decode()
+    response = staff.post(
+        f"{CHANGELIST}add/",
+        {
+            "name": "into.retired",
+            "project": "retired",
+            "type": "release",
+            "feature_tags-TOTAL_FORMS": "0",
+            "feature_tags-INITIAL_FORMS": "0",
+        },
+    )
+
+    assert 'value="retired"' not in page
+    assert response.status_code == 200
+    assert "Select a valid choice" in response.content.decode()
+    assert not Feature.objects.filter(name="into.retired").exists()
+
+
 def test_feature_admin__archive_action(staff):
     FeatureFactory(name="old")
 
