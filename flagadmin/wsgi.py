@@ -11,3 +11,9 @@ application = get_wsgi_application()
 from flagadmin.bootstrap import bootstrap_api_tokens  # noqa: E402  (needs Django set up)
 
 bootstrap_api_tokens()
+
+# With --preload this runs in gunicorn's master, whose workers are forked from it: a connection
+# opened here would be shared by all of them (gunicorn.conf.py closes it too, where it is read).
+from django.db import connections  # noqa: E402
+
+connections.close_all()

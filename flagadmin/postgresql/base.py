@@ -23,9 +23,12 @@ class DatabaseWrapper(base.DatabaseWrapper):
         if raw is None or raw.closed or raw.pgconn.status != pq.ConnStatus.OK:
             return False
         try:
-            readable, _, _ = select.select([raw.pgconn.socket], [], [], 0)
+            # poll, not select: a worker with many open sockets has descriptors past 1023.
+            poller = select.poll()
+            poller.register(raw.pgconn.socket, select.POLLIN)
+            events = poller.poll(0)
         except (OSError, ValueError, pq.PGError):
             return False
         # Anything to read on an idle connection means the server is leaving (a notification
         # would be read as well: the connection is then opened again, which is harmless).
-        return not readable
+        return not events
