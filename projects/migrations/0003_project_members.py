@@ -6,12 +6,10 @@ change with role assignments, group memberships and role types, whatever writes 
 API, the Django admin, SSO group sync, deletes that cascade). Each (project, user) row counts
 the user's paths into the project; the member count moves when a row appears or goes.
 
-PostgreSQL changes one row at a time with upserts that lock it (RETURNING the new number of
-paths), so concurrent writers in any process cannot lose an update; sets are walked in key
-order, so two writers never lock the same rows in opposite orders. A write that reads another
-table (a group's members, a group's assignments) first locks the group's row, so that two
-writes about one group see each other. A role's type changes only by hand (the API has no such
-write), and is not serialised against concurrent assignments: `repairprojectstats` after one.
+On PostgreSQL every change of members first takes one transaction-level advisory lock, so
+that such writes, from any process, run one after the other and each reads what the previous
+one wrote; then it changes one row at a time with upserts (RETURNING the new number of
+paths).
 SQLite has one writer at a time and no functions: its triggers change whole sets with plain
 statements.
 """
@@ -53,22 +51,17 @@ def role_paths(row: str) -> str:
 
 POSTGRESQL = f"""
 ALTER TABLE projects_projectmembercount SET (fillfactor = 50);
--- Every change of a project's members first locks the project's count row, so that writers of
--- one project take their locks in the same order (the count, then member rows in key order)
--- and never wait on each other in a circle.
 CREATE FUNCTION projects_member_add(pid varchar, uid bigint, n integer) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
   now_paths integer;
 BEGIN
-  INSERT INTO projects_projectmembercount (project_id, total) VALUES (pid, 0)
-  ON CONFLICT (project_id) DO NOTHING;
-  PERFORM 1 FROM projects_projectmembercount WHERE project_id = pid FOR UPDATE;
   INSERT INTO projects_projectmember AS m (project_id, user_id, paths) VALUES (pid, uid, n)
   ON CONFLICT (project_id, user_id) DO UPDATE SET paths = m.paths + EXCLUDED.paths
   RETURNING paths INTO now_paths;
   IF now_paths = n THEN  -- a new member
-    UPDATE projects_projectmembercount SET total = total + 1 WHERE project_id = pid;
+    INSERT INTO projects_projectmembercount AS c (project_id, total) VALUES (pid, 1)
+    ON CONFLICT (project_id) DO UPDATE SET total = c.total + 1;
   END IF;
 END $$;
 
@@ -78,7 +71,6 @@ LANGUAGE plpgsql AS $$
 DECLARE
   now_paths integer;
 BEGIN
-  PERFORM 1 FROM projects_projectmembercount WHERE project_id = pid FOR UPDATE;
   UPDATE projects_projectmember SET paths = paths - n
    WHERE project_id = pid AND user_id = uid
   RETURNING paths INTO now_paths;
@@ -92,15 +84,15 @@ CREATE FUNCTION projects_role_counts(rid bigint) RETURNS boolean LANGUAGE sql ST
   SELECT EXISTS (SELECT 1 FROM flagadmin_role WHERE id = rid AND type IN {ROLE_TYPES})
 $$;
 
--- A change that reads a group's members or a group's assignments first locks the group's row
--- (NO KEY UPDATE: the foreign key checks of other writers keep going): of an assignment and a
--- membership of the same group written at once, the second then reads what the first wrote
--- (each statement below takes a new snapshot), and a path is neither lost nor counted twice.
-CREATE FUNCTION projects_lock_groups(first_id bigint, second_id bigint) RETURNS void
-LANGUAGE plpgsql AS $$
-BEGIN
-  PERFORM 1 FROM groups_group WHERE id IN (first_id, second_id) ORDER BY id FOR NO KEY UPDATE;
-END $$;
+-- Every change of members first takes one lock for all of them, held to the end of its
+-- transaction (these writes are rare: role assignments, group memberships, role types). They
+-- then run one after the other: each reads, with a new snapshot after the lock, what the one
+-- before it wrote (an assignment of a group and a membership of that group written at once
+-- would otherwise each miss the other's row), and none waits for a member or count row that
+-- another holds while that one waits for it (deadlock).
+CREATE FUNCTION projects_members_lock() RETURNS void LANGUAGE sql AS $$
+  SELECT pg_advisory_xact_lock(7202611230001)
+$$;
 
 -- An assignment is one path into its project for its user, or for each member of its group.
 CREATE FUNCTION projects_assignment_members() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -109,13 +101,7 @@ BEGIN
      IS NOT DISTINCT FROM (NEW.project_id, NEW.role_id, NEW.user_id, NEW.group_id) THEN
     RETURN NULL;
   END IF;
-  IF TG_OP = 'INSERT' THEN
-    PERFORM projects_lock_groups(NEW.group_id, NULL);
-  ELSIF TG_OP = 'DELETE' THEN
-    PERFORM projects_lock_groups(OLD.group_id, NULL);
-  ELSE
-    PERFORM projects_lock_groups(OLD.group_id, NEW.group_id);
-  END IF;
+  PERFORM projects_members_lock();
   IF TG_OP <> 'INSERT' AND projects_role_counts(OLD.role_id) THEN
     IF OLD.user_id IS NOT NULL THEN
       PERFORM projects_member_remove(OLD.project_id, OLD.user_id, 1);
@@ -142,13 +128,7 @@ BEGIN
   IF TG_OP = 'UPDATE' AND (OLD.group_id, OLD.user_id) = (NEW.group_id, NEW.user_id) THEN
     RETURN NULL;
   END IF;
-  IF TG_OP = 'INSERT' THEN
-    PERFORM projects_lock_groups(NEW.group_id, NULL);
-  ELSIF TG_OP = 'DELETE' THEN
-    PERFORM projects_lock_groups(OLD.group_id, NULL);
-  ELSE
-    PERFORM projects_lock_groups(OLD.group_id, NEW.group_id);
-  END IF;
+  PERFORM projects_members_lock();
   IF TG_OP <> 'INSERT' THEN
     PERFORM projects_member_remove(p.project_id, p.user_id, p.n::integer)
        FROM ({membership_paths("OLD")}) p ORDER BY p.project_id;
@@ -172,6 +152,7 @@ BEGIN
   IF counted = counts THEN
     RETURN NULL;
   END IF;
+  PERFORM projects_members_lock();
   IF counts THEN
     PERFORM projects_member_add(p.project_id, p.user_id, p.n::integer)
        FROM ({role_paths("NEW")}) p ORDER BY p.project_id, p.user_id;
@@ -193,7 +174,7 @@ DROP FUNCTION projects_role_type_members();
 DROP FUNCTION projects_group_membership_members();
 DROP FUNCTION projects_assignment_members();
 DROP FUNCTION projects_role_counts(bigint);
-DROP FUNCTION projects_lock_groups(bigint, bigint);
+DROP FUNCTION projects_members_lock();
 DROP FUNCTION projects_member_remove(varchar, bigint, integer);
 DROP FUNCTION projects_member_add(varchar, bigint, integer);
 """
