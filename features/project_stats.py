@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Count, Exists, Max, OuterRef, Subquery
 
 from features.models import Feature, ProjectFlagActivity, ProjectFlagCount
 from flagadmin.models import AuditEvent
+from flagadmin.sql import lock_tables_against_writes
 from projects.models import Project
 
 CountKey = tuple[str, str, bool]  # (project id, flag type, stale)
@@ -73,12 +74,7 @@ def repair() -> tuple[dict[CountKey, tuple[int, int]], dict[str, tuple[Activity,
     (stored, recomputed). Writers of flags and events wait meanwhile (PostgreSQL: SHARE locks;
     SQLite: the write lock), so that no write falls between the recomputation and the fix."""
     with transaction.atomic():
-        if connection.vendor == "postgresql":
-            tables = ", ".join(
-                connection.ops.quote_name(model._meta.db_table) for model in (Feature, AuditEvent)
-            )
-            with connection.cursor() as cursor:
-                cursor.execute(f"LOCK TABLE {tables} IN SHARE MODE")
+        lock_tables_against_writes(Feature, AuditEvent)
         actual, kept = recounted(), stored()
         wrong_counts = {
             key: (kept.get(key, 0), actual.get(key, 0))

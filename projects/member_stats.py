@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from collections import Counter
 
-from django.db import connection, transaction
+from django.db import transaction
 
 from flagadmin.models import Role
+from flagadmin.sql import lock_tables_against_writes
 from groups.models import GroupMembership
 from projects.models import ProjectMember, ProjectMemberCount, ProjectRoleAssignment
 from projects.selectors import PROJECT_ROLE_TYPES
@@ -59,13 +60,7 @@ def repair() -> tuple[dict[MemberKey, tuple[int, int]], dict[str, tuple[int, int
     wrong, as (stored, recomputed). Writers of assignments, memberships and roles wait
     meanwhile (PostgreSQL: SHARE locks; SQLite: the write lock)."""
     with transaction.atomic():
-        if connection.vendor == "postgresql":
-            tables = ", ".join(
-                connection.ops.quote_name(model._meta.db_table)
-                for model in (ProjectRoleAssignment, GroupMembership, Role)
-            )
-            with connection.cursor() as cursor:
-                cursor.execute(f"LOCK TABLE {tables} IN SHARE MODE")
+        lock_tables_against_writes(ProjectRoleAssignment, GroupMembership, Role)
         actual, kept = recounted_paths(), stored_paths()
         wrong_paths = {
             key: (kept.get(key, 0), actual.get(key, 0))
