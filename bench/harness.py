@@ -71,6 +71,11 @@ def create_database(url: str = DEFAULT_DATABASE_URL) -> str:
     return url
 
 
+# The served app's statement bound: the caller's, read before `setup_django` lifts it for the
+# seeding process.
+_SERVED_STATEMENT_TIMEOUT = os.environ.get("DB_STATEMENT_TIMEOUT", "3")
+
+
 def server_env(url: str, **extra: str) -> dict[str, str]:
     """The environment the app runs with in a benchmark: production settings (DEBUG off, so
     no query log), the benchmark database, quiet logs. `extra` overrides any of them."""
@@ -78,6 +83,7 @@ def server_env(url: str, **extra: str) -> dict[str, str]:
     env.update(
         {
             "DATABASE_URL": url,
+            "DB_STATEMENT_TIMEOUT": _SERVED_STATEMENT_TIMEOUT,
             "DJANGO_SETTINGS_MODULE": "flagadmin.settings",
             "SECRET_KEY": _SECRET_KEY,
             "DEBUG": "0",
@@ -92,7 +98,9 @@ def server_env(url: str, **extra: str) -> dict[str, str]:
 def setup_django(url: str = DEFAULT_DATABASE_URL, *, migrate: bool = True) -> None:
     """Configure Django in this process against `url` (same settings as the server) and,
     by default, apply the migrations. Call once, before importing any model."""
-    os.environ.update(server_env(url))
+    # No statement bound here: this process seeds, and one bulk transaction's COMMIT (its
+    # triggers' work) can take longer than the served app's 3 s on a busy machine.
+    os.environ.update(server_env(url, DB_STATEMENT_TIMEOUT="0"))
     if str(REPO_ROOT) not in sys.path:
         sys.path.insert(0, str(REPO_ROOT))
     import django
