@@ -134,7 +134,7 @@ http {{
             # Whole request read before gunicorn sees it; whole answer taken from it at once.
             proxy_request_buffering on;
             proxy_buffering on;
-            proxy_buffers 16 16k;
+            proxy_buffers 64 16k;
             proxy_busy_buffers_size 64k;
             proxy_connect_timeout 5s;
             proxy_read_timeout 30s;
