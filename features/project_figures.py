@@ -30,21 +30,31 @@ request); table and column names come from the models, and the text is built onc
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import cache, lru_cache
 from itertools import groupby
+from time import monotonic
 from typing import Any
 
 import orjson
 import psycopg
+from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from features.models import Feature, FeatureType, ProjectFlagActivity, ProjectFlagCount
 from flagadmin.sql import column, table
-from projects.models import FavoriteProject, Project, ProjectEnvironment, ProjectMemberCount
+from projects.models import (
+    FavoriteProject,
+    Project,
+    ProjectEnvironment,
+    ProjectListVersion,
+    ProjectMemberCount,
+)
 from projects.selectors import SYSTEM_OWNER, owner_rows, owners_sql
 
 SCOPES = {
@@ -132,11 +142,14 @@ def _figures_sql(condition: str, vendor: str) -> str:
     potentially_stale = " + ".join(
         f"COALESCE(counted.aging_{g}, 0) - COALESCE(fresh_{g}.young, 0)" for g in range(len(groups))
     )
+    # When the oldest of them outlives its type's lifetime, the figures change with no write.
+    firsts = "".join(f", fresh_{g}.first" for g in range(len(groups)))
     # Per lifetime, its types' flags younger than it: one range scan of `feature_fresh`
     # (type, created_at) each, over the last 7 or 40 days only.
     fresh_joins = "".join(
         f"""
-  LEFT JOIN (SELECT {f("project")} AS project_id, COUNT(*) AS young
+  LEFT JOIN (SELECT {f("project")} AS project_id, COUNT(*) AS young,
+                    MIN({f("created_at")}) AS first
                FROM {feature} f
               WHERE {f("archived_at")} IS NULL AND {f("stale")} = FALSE
                 AND {types_in(f("type"), g)}
@@ -151,7 +164,7 @@ SELECT {p("id")}, {p("name")}, {p("description")}, {p("mode")}, {p("default_stic
        CAST({potentially_stale or "0"} AS BIGINT),
        COALESCE(members.{column(ProjectMemberCount, "total")}, 0),
        activity.{column(ProjectFlagActivity, "last_flag_event_at")},
-       activity.{column(ProjectFlagActivity, "last_flag_seen_at")}
+       activity.{column(ProjectFlagActivity, "last_flag_seen_at")}{firsts}
   FROM {project} p
   LEFT JOIN (SELECT {c("project")} AS project_id, SUM({c("total")}) AS flags,
               SUM(CASE WHEN {c("stale")} = TRUE THEN {c("total")} ELSE 0 END) AS stale{aging}
@@ -175,7 +188,9 @@ def _params(now: datetime, project_id: str | None, ids: Sequence[str]) -> dict[s
     return params
 
 
-DATETIME_COLUMNS = (5, 6, 7, 12, 13)  # of the figures' rows: created, updated, archived, ...
+# Of the figures' rows: created, updated, archived, last event, last seen, then the first
+# young flag's creation per lifetime.
+DATETIME_COLUMNS = (5, 6, 7, 12, 13, *range(14, 14 + len(lifetime_groups())))
 
 
 def _aware(row: tuple) -> tuple:
@@ -211,19 +226,28 @@ class _PreparedBinaryCursor(psycopg.Cursor):
     prepare: bool = True
 
 
-def _fetch(statements: list[str], params: dict[str, Any], *, prepare: bool) -> list[list[tuple]]:
-    """The rows of each statement, all read from one snapshot of the database. `prepare`: on
-    PostgreSQL, keep the statements prepared on the connection (only for statements without
-    parameters whose plan suits every call)."""
+Run = Callable[..., list[list[tuple]]]
+
+
+@contextmanager
+def _read_snapshot() -> Iterator[Run]:
+    """A function that runs statements and returns each one's rows, all read from one snapshot
+    of the database for as long as the block lasts: `run(statements, params, prepare=False)`.
+    `prepare`: on PostgreSQL, keep the statements prepared on the connection (only for
+    statements without parameters whose plan suits every call)."""
     if connection.vendor != "postgresql":
         # SQLite serves this from one file for one process; no snapshot to pin, and its
         # transactions here take the write lock (IMMEDIATE), which a read must not.
-        with connection.cursor() as cursor:
-            results = []
-            for sql in statements:
-                cursor.execute(sql, params)
-                results.append(cursor.fetchall())
-            return results
+        def run_sqlite(statements: list[str], params: dict[str, Any], *, prepare: bool = False):
+            with connection.cursor() as cursor:
+                results = []
+                for sql in statements:
+                    cursor.execute(sql, params)
+                    results.append(cursor.fetchall())
+                return results
+
+        yield run_sqlite
+        return
     outermost = not connection.in_atomic_block
     # savepoint=False: a transaction of its own, or none more inside the caller's.
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
@@ -236,73 +260,81 @@ def _fetch(statements: list[str], params: dict[str, Any], *, prepare: bool) -> l
             if outermost
             else "SET LOCAL jit = off"
         )
-        raw = _PreparedBinaryCursor(connection.connection)
-        raw.prepare = prepare
-        # Django's wrapper all the same: database errors become Django's (503 handling) and
-        # the statements are logged and counted like any other query.
-        wrapped = (
-            connection.make_debug_cursor(raw)
-            if connection.queries_logged
-            else connection.make_cursor(raw)
-        )
-        results = []
-        with wrapped:
-            for sql in statements:
-                wrapped.execute(sql, params)
-                results.append(wrapped.fetchall())
-        return results
+
+        def run(statements: list[str], params: dict[str, Any], *, prepare: bool = False):
+            raw = _PreparedBinaryCursor(connection.connection)
+            raw.prepare = prepare
+            # Django's wrapper all the same: database errors become Django's (503 handling)
+            # and the statements are logged and counted like any other query.
+            wrapped = (
+                connection.make_debug_cursor(raw)
+                if connection.queries_logged
+                else connection.make_cursor(raw)
+            )
+            results = []
+            with wrapped:
+                for sql in statements:
+                    wrapped.execute(sql, params)
+                    results.append(wrapped.fetchall())
+            return results
+
+        yield run
 
 
-def compute_projects(
+def _computed(
+    run: Run,
     *,
     scope: str,
     now: datetime,
     project_id: str | None = None,
     ids: Sequence[str] = (),
+    favorites: set[str] | None = None,
     favorites_of: int | None = None,
-) -> list[dict[str, Any]]:
-    """The projects of `scope` ("active", "archived", "one" with `project_id`, or "ids" with
-    `ids`) as the API lists them, ordered by name case-insensitively, then id; `favorite` is
-    true for the projects user `favorites_of` marked (read in the same snapshot; none for
-    None). Times are aware datetimes in UTC, which the JSON encoders write as DRF's
-    DateTimeField does (`...Z`)."""
+) -> list[tuple[dict[str, Any], datetime | None]]:
+    """The projects of the scope (see `compute_projects`), each with the time until which its
+    figures hold unless something is written: when its oldest young flag outlives its type's
+    lifetime (None: never). `favorites` when the caller read them already."""
     condition = scope_condition(scope, len(ids))
     statements = [_figures_sql(condition, connection.vendor), owners_sql(condition)]
-    if favorites_of is not None:
+    if favorites is None and favorites_of is not None:
         statements.append(_favorites_sql())
     params = _params(now, project_id, ids) | {"user": favorites_of}
     # The lists' statements have no parameter (the favorites' only the user's id): prepared.
-    rows, owners_rows, *favorite_rows = _fetch(
+    rows, owners_rows, *favorite_rows = run(
         statements, params, prepare=scope in ("active", "archived")
     )
     if connection.vendor != "postgresql":
         rows = [_aware(row) for row in rows]
-    favorites = {row[0] for row in favorite_rows[0]} if favorite_rows else set()
+    if favorites is None:
+        favorites = {row[0] for row in favorite_rows[0]} if favorite_rows else set()
     owners = owner_rows(owners_rows)
     # The order is decided here, not by the database: SQLite's lower() folds only ASCII and
     # PostgreSQL's follows the database's locale, while str.casefold is full Unicode case
     # folding, and comparing the folded strings goes by code point everywhere.
     rows.sort(key=lambda row: (row[1].casefold(), row[0]))
     return [
-        {
-            "favorite": pid in favorites,
-            "id": pid,
-            "name": name,
-            "description": description,
-            "health": health(features, stale, potentially_stale),
-            "featureCount": features,
-            "staleFeatureCount": stale,
-            "potentiallyStaleFeatureCount": potentially_stale,
-            "memberCount": members,
-            "mode": mode,
-            "defaultStickiness": stickiness,
-            "createdAt": created_at,
-            "updatedAt": updated_at,
-            "lastUpdatedAt": last_updated,
-            "archivedAt": archived_at,
-            "lastReportedFlagUsage": last_seen,
-            "owners": owners.get(pid) or [dict(SYSTEM_OWNER)],
-        }
+        (
+            {
+                "favorite": pid in favorites,
+                "id": pid,
+                "name": name,
+                "description": description,
+                "health": health(features, stale, potentially_stale),
+                "featureCount": features,
+                "staleFeatureCount": stale,
+                "potentiallyStaleFeatureCount": potentially_stale,
+                "memberCount": members,
+                "mode": mode,
+                "defaultStickiness": stickiness,
+                "createdAt": created_at,
+                "updatedAt": updated_at,
+                "lastUpdatedAt": last_updated,
+                "archivedAt": archived_at,
+                "lastReportedFlagUsage": last_seen,
+                "owners": owners.get(pid) or [dict(SYSTEM_OWNER)],
+            },
+            _aging_at(firsts),
+        )
         for (
             pid,
             name,
@@ -318,19 +350,158 @@ def compute_projects(
             members,
             last_updated,
             last_seen,
+            *firsts,
         ) in rows
     ]
 
 
+def _aging_at(firsts: Sequence[datetime | None]) -> datetime | None:
+    """When the first young flag outlives its lifetime, from each lifetime's oldest young flag
+    (None: that lifetime has none)."""
+    lifetimes = [lifetime for lifetime, _ in lifetime_groups()]
+    return min(
+        (first + lifetime for first, lifetime in zip(firsts, lifetimes, strict=True) if first),
+        default=None,
+    )
+
+
+def compute_projects(
+    *,
+    scope: str,
+    now: datetime,
+    project_id: str | None = None,
+    ids: Sequence[str] = (),
+    favorites_of: int | None = None,
+) -> list[dict[str, Any]]:
+    """The projects of `scope` ("active", "archived", "one" with `project_id`, or "ids" with
+    `ids`) as the API lists them, ordered by name case-insensitively, then id; `favorite` is
+    true for the projects user `favorites_of` marked (read in the same snapshot; none for
+    None). Times are aware datetimes in UTC, which the JSON encoders write as DRF's
+    DateTimeField does (`...Z`)."""
+    with _read_snapshot() as run:
+        computed = _computed(
+            run, scope=scope, now=now, project_id=project_id, ids=ids, favorites_of=favorites_of
+        )
+    return [project for project, _ in computed]
+
+
+@dataclass(frozen=True, slots=True)
+class _KeptEntry:
+    """One project's entry of the projects list, as computed for one version of the project."""
+
+    version: str
+    kept_at: float  # time.monotonic()
+    valid_until: datetime | None  # see `_computed`
+    sort_key: tuple[str, str]
+    # The entry encoded, without its first key ("favorite", which depends on the caller) and
+    # the brace before it: b'"id":"default",...}'.
+    encoded_rest: bytes
+
+
+# Per process: project id -> its entry as last computed. Threads share it; a race between two
+# of them costs one computation more, never a wrong entry (each is read and written whole).
+_kept_entries: dict[str, _KeptEntry] = {}
+
+
+@lru_cache(maxsize=4)
+def _versions_sql(condition: str, vendor: str) -> str:
+    """The projects matching `condition` with their list versions; on PostgreSQL also the
+    transaction's time, which the figures' lifetimes are measured against."""
+    now = "CURRENT_TIMESTAMP" if vendor == "postgresql" else "NULL"
+    return (
+        f"SELECT p.{column(Project, 'id')}, v.{column(ProjectListVersion, 'version')}, {now}"
+        f" FROM {table(Project)} p LEFT JOIN {table(ProjectListVersion)} v"
+        f" ON v.{column(ProjectListVersion, 'project_id')} = p.{column(Project, 'id')}"
+        f" WHERE {condition}"
+    )
+
+
+def _encoded_rest(project: dict[str, Any]) -> bytes:
+    """The project's entry encoded without its first key, `favorite` (see `_KeptEntry`)."""
+    encoded = orjson.dumps(project, option=orjson.OPT_UTC_Z)
+    return encoded[encoded.index(b",") + 1 :]
+
+
 def projects_list_body(*, archived: bool, user_id: int | None) -> bytes:
     """The body of GET /api/admin/projects: `{"version":1,"projects":[...]}`, encoded as DRF's
-    renderer writes JSON (compact, UTF-8, not ASCII-escaped, datetimes as `...Z`)."""
-    projects = compute_projects(
-        scope="archived" if archived else "active", now=timezone.now(), favorites_of=user_id
+    renderer writes JSON (compact, UTF-8, not ASCII-escaped, datetimes as `...Z`).
+
+    Each project's entry is computed again only when the database has drawn a new version for
+    the project since this process last computed it (`ProjectListVersion`: every write that
+    changes what the entry shows draws one, in its own transaction), when one of its flags has
+    outlived its type's lifetime since, or when the entry is older than
+    `PROJECTS_LIST_ENTRY_MAX_AGE`. The versions and the entries computed again are read from
+    one snapshot: the body is what computing every entry in that snapshot gives."""
+    scope = "archived" if archived else "active"
+    max_age = settings.PROJECTS_LIST_ENTRY_MAX_AGE
+    # Inside a caller's transaction, the caller's own writes may not have drawn their versions
+    # yet (PostgreSQL draws them at commit): every entry is computed, and none kept.
+    if max_age <= 0 or connection.in_atomic_block:
+        with _read_snapshot() as run:
+            computed = _computed(run, scope=scope, now=timezone.now(), favorites_of=user_id)
+        # orjson writes what DRF's renderer writes (compact, UTF-8, datetimes as `...Z`) in a
+        # tenth of the time of the standard library's encoder and DRF's datetime handling.
+        return orjson.dumps(
+            {"version": 1, "projects": [project for project, _ in computed]},
+            option=orjson.OPT_UTC_Z,
+        )
+    condition = scope_condition(scope)
+    statements = [_versions_sql(condition, connection.vendor)]
+    if user_id is not None:
+        statements.append(_favorites_sql())
+    with _read_snapshot() as run:
+        # The versions' statement has no parameter, the favorites' only the user's id.
+        version_rows, *favorite_rows = run(statements, {"user": user_id}, prepare=True)
+        favorites = {row[0] for row in favorite_rows[0]} if favorite_rows else set()
+        # The transaction's time on PostgreSQL, as the figures' own statement uses.
+        now = version_rows[0][2] if version_rows and version_rows[0][2] else timezone.now()
+        kept_since = monotonic() - max_age
+        entries: list[_KeptEntry] = []
+        missing: dict[str, str | None] = {}
+        for project_id, version, _ in version_rows:
+            entry = _kept_entries.get(project_id)
+            if (
+                entry is None
+                or entry.version != version
+                or entry.kept_at < kept_since
+                or (entry.valid_until is not None and entry.valid_until <= now)
+            ):
+                missing[project_id] = version
+            else:
+                entries.append(entry)
+        if missing:
+            kept_at = monotonic()
+            for project, valid_until in _computed(
+                run, scope="ids", now=now, ids=list(missing), favorites=set()
+            ):
+                entry = _KeptEntry(
+                    version=missing[project["id"]],
+                    kept_at=kept_at,
+                    valid_until=valid_until,
+                    sort_key=(project["name"].casefold(), project["id"]),
+                    encoded_rest=_encoded_rest(project),
+                )
+                entries.append(entry)
+                # A project without a version (none should be) is computed on every read.
+                if entry.version is not None:
+                    _kept_entries[project["id"]] = entry
+    if len(_kept_entries) > 2 * len(version_rows) + 1000:
+        # Projects deleted or archived since: drop their entries, keep the listed ones.
+        listed = {project_id for project_id, _, _ in version_rows}
+        for project_id in [key for key in _kept_entries if key not in listed]:
+            _kept_entries.pop(project_id, None)
+    entries.sort(key=lambda entry: entry.sort_key)
+    return b"".join(
+        (
+            b'{"version":1,"projects":[',
+            b",".join(
+                (b'{"favorite":true,' if entry.sort_key[1] in favorites else b'{"favorite":false,')
+                + entry.encoded_rest
+                for entry in entries
+            ),
+            b"]}",
+        )
     )
-    # orjson writes what DRF's renderer writes (compact, UTF-8, datetimes as `...Z`) in a
-    # tenth of the time of the standard library's encoder and DRF's datetime handling.
-    return orjson.dumps({"version": 1, "projects": projects}, option=orjson.OPT_UTC_Z)
 
 
 def project_detail(project_id: str, *, user_id: int | None) -> dict[str, Any] | None:

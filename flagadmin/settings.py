@@ -56,6 +56,9 @@ DB_STATEMENT_TIMEOUT = env_seconds("DB_STATEMENT_TIMEOUT", 3)
 # Server-side prepared statements where the code asks for them (the projects list's fixed
 # statements); off for a connection pooler that cannot keep them (PgBouncer before 1.21).
 DB_PREPARED_STATEMENTS = env_bool("DB_PREPARED_STATEMENTS", True)
+# Seconds a worker keeps a project's encoded entry of the projects list at most; within that,
+# only while the project's version (ProjectListVersion) is the same. 0: compute every entry.
+PROJECTS_LIST_ENTRY_MAX_AGE = env_seconds("PROJECTS_LIST_ENTRY_MAX_AGE", 30)
 
 
 def database_from_url(url: str) -> dict:

@@ -63,10 +63,13 @@ def figures_from_rows(project_id: str) -> tuple[int, int, int]:
     return len(active), sum(flag.stale for flag in active), potentially_stale
 
 
-def random_writes(rng: random.Random, client, projects: list[str], steps: int) -> None:
-    """`steps` writes of every kind that changes a count, on random flags."""
+def random_writes(
+    rng: random.Random, client, projects: list[str], steps: int, first_step: int = 0
+) -> None:
+    """`steps` writes of every kind that changes a count, on random flags (the new flags' names
+    are numbered from `first_step`)."""
     actor = TokenPrincipal(make_token(TokenType.ADMIN, name=f"writer-{rng.random()}")[0])
-    for step in range(steps):
+    for step in range(first_step, first_step + steps):
         flags = list(Feature.objects.values_list("name", flat=True))
         kind = rng.choice(WRITES)
         if kind == "api-create" or not flags:
