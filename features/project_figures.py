@@ -74,17 +74,19 @@ def health(feature_count: int, stale: int, potentially_stale: int) -> int:
     return max(0, min(100, (200 * healthy + feature_count) // (2 * feature_count)))
 
 
-def lifetime_groups() -> list[tuple[timedelta, tuple[str, ...]]]:
-    """The flag types that have a lifetime, grouped by it (shortest first)."""
+@cache
+def lifetime_groups() -> tuple[tuple[timedelta, tuple[str, ...]], ...]:
+    """The flag types that have a lifetime, grouped by it (shortest first). Constants of the
+    code: worked out once per process."""
     typed = sorted(
         (kind.expected_lifetime, kind.value)
         for kind in FeatureType
         if kind.expected_lifetime is not None
     )
-    return [
+    return tuple(
         (lifetime, tuple(name for _, name in types))
         for lifetime, types in groupby(typed, key=lambda item: item[0])
-    ]
+    )
 
 
 def scope_condition(scope: str, ids: int = 0) -> str:
@@ -358,9 +360,12 @@ def _computed(
 def _aging_at(firsts: Sequence[datetime | None]) -> datetime | None:
     """When the first young flag outlives its lifetime, from each lifetime's oldest young flag
     (None: that lifetime has none)."""
-    lifetimes = [lifetime for lifetime, _ in lifetime_groups()]
     return min(
-        (first + lifetime for first, lifetime in zip(firsts, lifetimes, strict=True) if first),
+        (
+            first + lifetime
+            for first, (lifetime, _) in zip(firsts, lifetime_groups(), strict=True)
+            if first
+        ),
         default=None,
     )
 
