@@ -49,6 +49,7 @@ from django.utils.dateparse import parse_datetime
 from features.models import Feature, FeatureType, ProjectFlagActivity, ProjectFlagCount
 from flagadmin.sql import column, table
 from projects.models import (
+    OWNER_NAMES,
     FavoriteProject,
     Project,
     ProjectEnvironment,
@@ -413,10 +414,17 @@ def _versions_sql(condition: str, vendor: str) -> str:
     """The projects matching `condition` with their list versions; on PostgreSQL also the
     transaction's time, which the figures' lifetimes are measured against."""
     now = "CURRENT_TIMESTAMP" if vendor == "postgresql" else "NULL"
+    versions, key, version = (
+        table(ProjectListVersion),
+        column(ProjectListVersion, "project_id"),
+        column(ProjectListVersion, "version"),
+    )
+    # Each project's version, followed by the version of every user's and group's name (the
+    # owners an entry shows); NULL for a project without a version row (none should be).
+    names = f"(SELECT n.{version} FROM {versions} n WHERE n.{key} = {literal(OWNER_NAMES)})"
     return (
-        f"SELECT p.{column(Project, 'id')}, v.{column(ProjectListVersion, 'version')}, {now}"
-        f" FROM {table(Project)} p LEFT JOIN {table(ProjectListVersion)} v"
-        f" ON v.{column(ProjectListVersion, 'project_id')} = p.{column(Project, 'id')}"
+        f"SELECT p.{column(Project, 'id')}, v.{version} || COALESCE({names}, ''), {now}"
+        f" FROM {table(Project)} p LEFT JOIN {versions} v ON v.{key} = p.{column(Project, 'id')}"
         f" WHERE {condition}"
     )
 
@@ -441,7 +449,7 @@ def projects_list_body(*, archived: bool, user_id: int | None) -> bytes:
     max_age = settings.PROJECTS_LIST_ENTRY_MAX_AGE
     # Inside a caller's transaction, the caller's own writes may not have drawn their versions
     # yet (PostgreSQL draws them at commit): every entry is computed, and none kept.
-    if max_age <= 0 or connection.in_atomic_block:
+    if max_age <= 0 or connection.in_atomic_block or not connection.get_autocommit():
         with _read_snapshot() as run:
             computed = _computed(run, scope=scope, now=timezone.now(), favorites_of=user_id)
         # orjson writes what DRF's renderer writes (compact, UTF-8, datetimes as `...Z`) in a

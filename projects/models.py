@@ -187,15 +187,21 @@ class ProjectMemberCount(models.Model):
         return f"{self.project_id}: {self.total}"
 
 
+# The `ProjectListVersion` row whose version is drawn anew when any user's or group's name
+# changes (the owners an entry of the list shows); no project has this id.
+OWNER_NAMES = ""
+
+
 class ProjectListVersion(models.Model):
     """A random value the database draws anew, in the writing transaction, whenever anything
     that a project's entry in the projects list shows changes: the project's row, its member
-    count, its Owner assignments and their users' or groups' names (triggers of projects
-    migration 0004), its flag counts, its flag activity and its flags' creation times
-    (features migration 0011). While it is the same, the entry is the same, up to the time at
-    which one of its flags outlives its type's expected lifetime; the list keeps each entry,
-    encoded, per process (`features.project_figures`). Random rather than counted, so that
-    a value never comes back after a restore or a failover, nor after a rollback."""
+    count, its Owner assignments (triggers of projects migration 0004), its flag counts, its
+    flag activity and its flags' creation times (features migration 0011); and, in the row
+    `OWNER_NAMES`, whenever a user's or a group's name changes. While a project's version
+    and the names' version are the same, its entry is the same, up to the time at which one
+    of its flags outlives its type's lifetime; the list keeps each entry, encoded, per process
+    (`features.project_figures`). Random rather than counted, so that a value never comes
+    back after a restore or a failover, nor after a rollback."""
 
     # A plain column, not a foreign key: the rows are the triggers' alone (made with the
     # project, dropped with it), and Django's delete then needs no query for them.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -9,7 +11,14 @@ from flagadmin.api.errors import NameExistsError
 from flagadmin.audit import event_time, record_event
 from flagadmin.db import unique_or_conflict
 from flagadmin.models import Role, User
-from projects.models import Environment, Project, ProjectEnvironment, ProjectRoleAssignment
+from projects.models import (
+    OWNER_NAMES,
+    Environment,
+    Project,
+    ProjectEnvironment,
+    ProjectListVersion,
+    ProjectRoleAssignment,
+)
 
 PROJECT_EXISTS_MESSAGE = "A project with this id already exists."
 
@@ -175,3 +184,18 @@ def _insert_assignments(project: Project, holders: list[Holder]) -> list[Holder]
             )
             added.extend((role, user, group) for role, user, group in cursor.fetchall())
     return added
+
+
+def redraw_list_versions() -> int:
+    """Draw a new version for every project and for the owners' names (`ProjectListVersion`),
+    making any row that is missing: every worker computes every entry of the projects list
+    again. For data written with the triggers off (a restore, a replica promoted with
+    `session_replication_role = replica`). Returns the number of versions drawn."""
+    keys = [OWNER_NAMES, *Project.objects.values_list("pk", flat=True)]
+    ProjectListVersion.objects.bulk_create(
+        [ProjectListVersion(project_id=key, version=uuid.uuid4().hex) for key in keys],
+        update_conflicts=True,
+        unique_fields=["project_id"],
+        update_fields=["version"],
+    )
+    return len(keys)

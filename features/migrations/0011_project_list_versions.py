@@ -8,25 +8,34 @@ from django.db import migrations
 
 TABLES = ("features_projectflagcount", "features_projectflagactivity")
 
-# Deferred to the commit on PostgreSQL, as in projects migration 0004.
+# On PostgreSQL, as in projects migration 0004: the row triggers mark the project, the
+# deferred one draws the marked versions at commit, in key order.
 POSTGRESQL = (
     "".join(
         f"""
-CREATE CONSTRAINT TRIGGER {table}_list_version AFTER INSERT OR UPDATE OR DELETE ON {table}
-DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION projects_row_list_version();"""
+CREATE TRIGGER {table}_list_version AFTER INSERT OR UPDATE OR DELETE ON {table}
+FOR EACH ROW EXECUTE FUNCTION projects_row_list_version();
+CREATE CONSTRAINT TRIGGER {table}_list_version_draw AFTER INSERT OR UPDATE OR DELETE
+ON {table} DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
+EXECUTE FUNCTION projects_list_versions_draw();"""
         for table in TABLES
     )
     + """
-CREATE CONSTRAINT TRIGGER features_created_at_list_version
-AFTER UPDATE OF created_at ON features_feature DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
-WHEN (OLD.created_at IS DISTINCT FROM NEW.created_at)
+CREATE TRIGGER features_created_at_list_version AFTER UPDATE OF created_at ON features_feature
+FOR EACH ROW WHEN (OLD.created_at IS DISTINCT FROM NEW.created_at)
 EXECUTE FUNCTION projects_row_list_version();
+CREATE CONSTRAINT TRIGGER features_created_at_list_version_draw
+AFTER UPDATE OF created_at ON features_feature DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
+EXECUTE FUNCTION projects_list_versions_draw();
 """
 )
 
 POSTGRESQL_DROP = "".join(
-    f"DROP TRIGGER {name}_list_version ON {table};"
-    for name, table in [*((table, table) for table in TABLES), ("features_created_at", "features_feature")]
+    f"DROP TRIGGER {name}_list_version_draw ON {table}; DROP TRIGGER {name}_list_version ON {table};"
+    for name, table in [
+        *((table, table) for table in TABLES),
+        ("features_created_at", "features_feature"),
+    ]
 )
 
 

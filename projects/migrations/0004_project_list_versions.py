@@ -1,21 +1,57 @@
 """A random version per project, drawn anew by the database whenever a project's entry in the
 projects list may change (`ProjectListVersion`). This migration covers what the projects app
-owns: the project's row, its member count, its Owner assignments (role 4) and the names of the
-users and groups they name. The flag figures are covered by features migration 0011.
+owns: the project's row, its member count, its Owner assignments (role 4), and the names of
+users and groups, which any entry's owners may show: a change of one draws the version of the
+row `OWNER_NAMES` (''), which every entry depends on. (Not the versions of the projects the
+user owns: which those are would be read before the renaming transaction is visible, and an
+Owner assignment committed in between would keep the old name.) The flag figures are covered
+by features migration 0011.
+
+On PostgreSQL the row triggers only mark the projects (a transaction-local list in the setting
+`flagadmin.list_versions_pending`); at commit the first of the deferred triggers draws every
+marked project's version, locking their rows in key order. Version rows are thus locked last
+in a write, after every row the write itself locks, and always in the same order: two writers
+never wait for each other on them.
 """
 
 from django.db import migrations, models
 
 OWNER = 4  # Role.OWNER: the owners the list shows
+OWNER_NAMES = ""  # the version of every user's and group's name (no project has this id)
 
-# On PostgreSQL the versions are drawn when the writing transaction commits (deferred
-# constraint triggers): a version's row is then locked last, after every row the write itself
-# locks, so that it adds no order in which two writers could wait for each other.
+PENDING = "'flagadmin.list_versions_pending'"
+PENDING_LIST = f"COALESCE(NULLIF(current_setting({PENDING}, true), ''), '{{}}')::text[]"
+
 POSTGRESQL = f"""
-CREATE FUNCTION projects_list_version_bump(pid varchar) RETURNS void LANGUAGE sql AS $$
-  UPDATE projects_projectlistversion SET version = gen_random_uuid()::text
-   WHERE project_id = pid
-$$;
+CREATE FUNCTION projects_list_version_mark(pid varchar) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  pending text[] := {PENDING_LIST};
+BEGIN
+  IF pid IS NOT NULL AND NOT pid = ANY(pending) THEN
+    PERFORM set_config({PENDING}, (pending || pid::text)::text, true);
+  END IF;
+END $$;
+
+CREATE FUNCTION projects_list_versions_draw() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  pending text[] := {PENDING_LIST};
+BEGIN
+  IF cardinality(pending) > 0 THEN
+    PERFORM set_config({PENDING}, '{{}}', true);
+    -- '' sorts first: the names' row (made again if a flush removed it), then the projects'.
+    IF '{OWNER_NAMES}' = ANY(pending) THEN
+      INSERT INTO projects_projectlistversion (project_id, version)
+      VALUES ('{OWNER_NAMES}', gen_random_uuid()::text)
+      ON CONFLICT (project_id) DO UPDATE SET version = EXCLUDED.version;
+    END IF;
+    PERFORM 1 FROM projects_projectlistversion
+      WHERE project_id = ANY(pending) AND project_id <> '{OWNER_NAMES}'
+      ORDER BY project_id FOR UPDATE;
+    UPDATE projects_projectlistversion SET version = gen_random_uuid()::text
+     WHERE project_id = ANY(pending) AND project_id <> '{OWNER_NAMES}';
+  END IF;
+  RETURN NULL;
+END $$;
 
 CREATE FUNCTION projects_project_list_version() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -26,76 +62,88 @@ BEGIN
   ELSIF TG_OP = 'DELETE' THEN
     DELETE FROM projects_projectlistversion WHERE project_id = OLD.id;
   ELSE
-    PERFORM projects_list_version_bump(NEW.id);
+    PERFORM projects_list_version_mark(OLD.id);
+    PERFORM projects_list_version_mark(NEW.id);
   END IF;
   RETURN NULL;
 END $$;
-CREATE TRIGGER projects_project_list_version_row AFTER INSERT OR DELETE
+CREATE TRIGGER projects_project_list_version AFTER INSERT OR UPDATE OR DELETE
 ON projects_project FOR EACH ROW EXECUTE FUNCTION projects_project_list_version();
-CREATE CONSTRAINT TRIGGER projects_project_list_version AFTER UPDATE ON projects_project
-DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION projects_project_list_version();
+CREATE CONSTRAINT TRIGGER projects_project_list_version_draw AFTER UPDATE ON projects_project
+DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION projects_list_versions_draw();
 
 -- Any table with a project_id column whose rows the list reads.
 CREATE FUNCTION projects_row_list_version() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF TG_OP <> 'INSERT' THEN
-    PERFORM projects_list_version_bump(OLD.project_id);
+    PERFORM projects_list_version_mark(OLD.project_id);
   END IF;
-  IF TG_OP <> 'DELETE' AND (TG_OP = 'INSERT' OR NEW.project_id <> OLD.project_id) THEN
-    PERFORM projects_list_version_bump(NEW.project_id);
+  IF TG_OP <> 'DELETE' THEN
+    PERFORM projects_list_version_mark(NEW.project_id);
   END IF;
   RETURN NULL;
 END $$;
-CREATE CONSTRAINT TRIGGER projects_member_count_list_version
+CREATE TRIGGER projects_member_count_list_version
 AFTER INSERT OR UPDATE OR DELETE ON projects_projectmembercount
-DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION projects_row_list_version();
-CREATE CONSTRAINT TRIGGER projects_owner_list_version_insert
-AFTER INSERT ON projects_projectroleassignment DEFERRABLE INITIALLY DEFERRED
-FOR EACH ROW WHEN (NEW.role_id = {OWNER}) EXECUTE FUNCTION projects_row_list_version();
-CREATE CONSTRAINT TRIGGER projects_owner_list_version_delete
-AFTER DELETE ON projects_projectroleassignment DEFERRABLE INITIALLY DEFERRED
-FOR EACH ROW WHEN (OLD.role_id = {OWNER}) EXECUTE FUNCTION projects_row_list_version();
-CREATE CONSTRAINT TRIGGER projects_owner_list_version_update
-AFTER UPDATE ON projects_projectroleassignment DEFERRABLE INITIALLY DEFERRED
-FOR EACH ROW WHEN (OLD.role_id = {OWNER} OR NEW.role_id = {OWNER})
-EXECUTE FUNCTION projects_row_list_version();
-
-CREATE FUNCTION projects_owner_name_list_version() RETURNS trigger LANGUAGE plpgsql AS $$
+FOR EACH ROW EXECUTE FUNCTION projects_row_list_version();
+CREATE CONSTRAINT TRIGGER projects_member_count_list_version_draw
+AFTER INSERT OR UPDATE OR DELETE ON projects_projectmembercount
+DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION projects_list_versions_draw();
+CREATE FUNCTION projects_owner_list_version() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  -- In key order, as every other writer of several projects' versions.
-  IF TG_TABLE_NAME = 'flagadmin_user' THEN
-    PERFORM projects_list_version_bump(owned.project_id) FROM (
-      SELECT DISTINCT a.project_id FROM projects_projectroleassignment a
-       WHERE a.user_id = NEW.id AND a.role_id = {OWNER} ORDER BY a.project_id) owned;
-  ELSE
-    PERFORM projects_list_version_bump(owned.project_id) FROM (
-      SELECT DISTINCT a.project_id FROM projects_projectroleassignment a
-       WHERE a.group_id = NEW.id AND a.role_id = {OWNER} ORDER BY a.project_id) owned;
+  IF TG_OP <> 'INSERT' AND OLD.role_id = {OWNER} THEN
+    PERFORM projects_list_version_mark(OLD.project_id);
+  END IF;
+  IF TG_OP <> 'DELETE' AND NEW.role_id = {OWNER} THEN
+    PERFORM projects_list_version_mark(NEW.project_id);
   END IF;
   RETURN NULL;
 END $$;
-CREATE CONSTRAINT TRIGGER projects_owner_user_list_version
+CREATE TRIGGER projects_owner_list_version AFTER INSERT OR UPDATE OR DELETE
+ON projects_projectroleassignment FOR EACH ROW
+EXECUTE FUNCTION projects_owner_list_version();
+CREATE CONSTRAINT TRIGGER projects_owner_list_version_draw
+AFTER INSERT OR UPDATE OR DELETE ON projects_projectroleassignment
+DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION projects_list_versions_draw();
+
+CREATE FUNCTION projects_owner_names_list_version() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM projects_list_version_mark('{OWNER_NAMES}');
+  RETURN NULL;
+END $$;
+CREATE TRIGGER projects_user_name_list_version
+AFTER UPDATE OF name, username, email, image_url ON flagadmin_user FOR EACH ROW
+WHEN (OLD.name IS DISTINCT FROM NEW.name OR OLD.username IS DISTINCT FROM NEW.username
+      OR OLD.email IS DISTINCT FROM NEW.email OR OLD.image_url IS DISTINCT FROM NEW.image_url)
+EXECUTE FUNCTION projects_owner_names_list_version();
+CREATE CONSTRAINT TRIGGER projects_user_name_list_version_draw
 AFTER UPDATE OF name, username, email, image_url ON flagadmin_user
-DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
-EXECUTE FUNCTION projects_owner_name_list_version();
-CREATE CONSTRAINT TRIGGER projects_owner_group_list_version
+DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION projects_list_versions_draw();
+CREATE TRIGGER projects_group_name_list_version AFTER UPDATE OF name ON groups_group
+FOR EACH ROW WHEN (OLD.name IS DISTINCT FROM NEW.name)
+EXECUTE FUNCTION projects_owner_names_list_version();
+CREATE CONSTRAINT TRIGGER projects_group_name_list_version_draw
 AFTER UPDATE OF name ON groups_group DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
-EXECUTE FUNCTION projects_owner_name_list_version();
+EXECUTE FUNCTION projects_list_versions_draw();
 """
 
 POSTGRESQL_DROP = """
-DROP TRIGGER projects_owner_group_list_version ON groups_group;
-DROP TRIGGER projects_owner_user_list_version ON flagadmin_user;
-DROP FUNCTION projects_owner_name_list_version();
-DROP TRIGGER projects_owner_list_version_update ON projects_projectroleassignment;
-DROP TRIGGER projects_owner_list_version_delete ON projects_projectroleassignment;
-DROP TRIGGER projects_owner_list_version_insert ON projects_projectroleassignment;
+DROP TRIGGER projects_group_name_list_version_draw ON groups_group;
+DROP TRIGGER projects_group_name_list_version ON groups_group;
+DROP TRIGGER projects_user_name_list_version_draw ON flagadmin_user;
+DROP TRIGGER projects_user_name_list_version ON flagadmin_user;
+DROP FUNCTION projects_owner_names_list_version();
+DROP TRIGGER projects_owner_list_version_draw ON projects_projectroleassignment;
+DROP TRIGGER projects_owner_list_version ON projects_projectroleassignment;
+DROP FUNCTION projects_owner_list_version();
+DROP TRIGGER projects_member_count_list_version_draw ON projects_projectmembercount;
 DROP TRIGGER projects_member_count_list_version ON projects_projectmembercount;
 DROP FUNCTION projects_row_list_version();
+DROP TRIGGER projects_project_list_version_draw ON projects_project;
 DROP TRIGGER projects_project_list_version ON projects_project;
-DROP TRIGGER projects_project_list_version_row ON projects_project;
 DROP FUNCTION projects_project_list_version();
-DROP FUNCTION projects_list_version_bump(varchar);
+DROP FUNCTION projects_list_versions_draw();
+DROP FUNCTION projects_list_version_mark(varchar);
 """
 
 SQLITE_RANDOM = "lower(hex(randomblob(16)))"
@@ -107,11 +155,11 @@ def sqlite_bump(condition: str) -> str:
     )
 
 
-def sqlite_owned_by(column: str) -> str:
-    return (
-        "project_id IN (SELECT a.project_id FROM projects_projectroleassignment a"
-        f" WHERE a.{column} = NEW.id AND a.role_id = {OWNER})"
-    )
+# A name changed: the names' version, made again if a flush removed it.
+SQLITE_OWNER_NAMES = (
+    "INSERT OR REPLACE INTO projects_projectlistversion (project_id, version)"
+    f" VALUES ('{OWNER_NAMES}', {SQLITE_RANDOM});"
+)
 
 
 SQLITE = [
@@ -141,11 +189,13 @@ SQLITE = [
     " AFTER UPDATE ON projects_projectroleassignment"
     f" WHEN OLD.role_id = {OWNER} OR NEW.role_id = {OWNER}"
     f" BEGIN {sqlite_bump('project_id IN (OLD.project_id, NEW.project_id)')} END",
-    "CREATE TRIGGER projects_owner_user_list_version"
+    "CREATE TRIGGER projects_user_name_list_version"
     " AFTER UPDATE OF name, username, email, image_url ON flagadmin_user"
-    f" BEGIN {sqlite_bump(sqlite_owned_by('user_id'))} END",
-    "CREATE TRIGGER projects_owner_group_list_version AFTER UPDATE OF name ON groups_group"
-    f" BEGIN {sqlite_bump(sqlite_owned_by('group_id'))} END",
+    " WHEN OLD.name IS NOT NEW.name OR OLD.username IS NOT NEW.username"
+    " OR OLD.email IS NOT NEW.email OR OLD.image_url IS NOT NEW.image_url"
+    f" BEGIN {SQLITE_OWNER_NAMES} END",
+    "CREATE TRIGGER projects_group_name_list_version AFTER UPDATE OF name ON groups_group"
+    f" WHEN OLD.name IS NOT NEW.name BEGIN {SQLITE_OWNER_NAMES} END",
 ]
 SQLITE_DROP = ["DROP TRIGGER " + statement.split()[2] for statement in SQLITE]
 
@@ -161,6 +211,7 @@ def install(apps, schema_editor) -> None:
     schema_editor.execute(
         "INSERT INTO projects_projectlistversion (project_id, version)"
         f" SELECT id, {random} FROM projects_project"
+        f" UNION ALL SELECT '{OWNER_NAMES}', {random}"
     )
 
 

@@ -4,14 +4,16 @@ from django.core.management.base import BaseCommand
 
 from features.project_stats import repair
 from projects import member_stats
+from projects.services import redraw_list_versions
 
 
 class Command(BaseCommand):
     help = (
         "Recount the flags of every project (by type and stale state), recompute when its "
         "flags were last changed and used, recount its members, and fix the stored figures "
-        "that differ. Writes of flags, audit events, role assignments and group memberships "
-        "wait while it runs; safe to run at any time."
+        "that differ; then draw a new version of every project's entry in the projects list, "
+        "so that every worker computes them again. Writes of flags, audit events, role "
+        "assignments and group memberships wait while it runs; safe to run at any time."
     )
 
     def handle(self, *args, **options) -> None:
@@ -26,6 +28,7 @@ class Command(BaseCommand):
             self.stdout.write(f"{project}: user {user}'s paths in: {was} -> {now}")
         for project, (was, now) in sorted(wrong_members.items()):
             self.stdout.write(f"{project}: members: {was} -> {now}")
+        redraw_list_versions()
         total = len(wrong_counts) + len(wrong_times) + len(wrong_paths) + len(wrong_members)
         self.stdout.write(
             f"Repaired {total} project figures."
