@@ -233,12 +233,34 @@ class _PreparedBinaryCursor(psycopg.Cursor):
 Run = Callable[..., list[list[tuple]]]
 
 
+def _run_postgresql(
+    statements: list[str], params: dict[str, Any], *, prepare: bool = False
+) -> list[list[tuple]]:
+    """Each statement's rows, on the open PostgreSQL connection (see `_read_snapshot`)."""
+    raw = _PreparedBinaryCursor(connection.connection)
+    raw.prepare = prepare
+    # Django's wrapper all the same: database errors become Django's (503 handling) and the
+    # statements are logged and counted like any other query.
+    if connection.queries_logged:
+        wrapped = connection.make_debug_cursor(raw)
+    else:
+        wrapped = connection.make_cursor(raw)
+    results = []
+    with wrapped:
+        for sql in statements:
+            wrapped.execute(sql, params)
+            results.append(wrapped.fetchall())
+    return results
+
+
 @contextmanager
-def _read_snapshot() -> Iterator[Run]:
+def _read_snapshot(*, one_statement: bool = False) -> Iterator[Run]:
     """A function that runs statements and returns each one's rows, all read from one snapshot
     of the database for as long as the block lasts: `run(statements, params, prepare=False)`.
     `prepare`: on PostgreSQL, keep the statements prepared on the connection (only for
-    statements without parameters whose plan suits every call)."""
+    statements whose plan suits every call). `one_statement`: the block runs a single
+    statement, which reads one snapshot by itself, so on PostgreSQL no transaction is opened
+    for it (three round trips fewer: BEGIN, its settings, COMMIT)."""
     if connection.vendor != "postgresql":
         # SQLite serves this from one file for one process; no snapshot to pin, and its
         # transactions here take the write lock (IMMEDIATE), which a read must not.
@@ -252,6 +274,10 @@ def _read_snapshot() -> Iterator[Run]:
 
         yield run_sqlite
         return
+    if one_statement:
+        with connection.cursor():  # connected, as Django connects (health check included)
+            yield _run_postgresql
+        return
     outermost = not connection.in_atomic_block
     # savepoint=False: a transaction of its own, or none more inside the caller's.
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
@@ -264,25 +290,7 @@ def _read_snapshot() -> Iterator[Run]:
             if outermost
             else "SET LOCAL jit = off"
         )
-
-        def run(statements: list[str], params: dict[str, Any], *, prepare: bool = False):
-            raw = _PreparedBinaryCursor(connection.connection)
-            raw.prepare = prepare
-            # Django's wrapper all the same: database errors become Django's (503 handling)
-            # and the statements are logged and counted like any other query.
-            wrapped = (
-                connection.make_debug_cursor(raw)
-                if connection.queries_logged
-                else connection.make_cursor(raw)
-            )
-            results = []
-            with wrapped:
-                for sql in statements:
-                    wrapped.execute(sql, params)
-                    results.append(wrapped.fetchall())
-            return results
-
-        yield run
+        yield _run_postgresql
 
 
 def _computed(
@@ -414,9 +422,14 @@ _kept_entries: dict[str, _KeptEntry] = {}
 
 @lru_cache(maxsize=4)
 def _versions_sql(condition: str, vendor: str) -> str:
-    """The projects matching `condition` with their list versions; on PostgreSQL also the
-    transaction's time, which the figures' lifetimes are measured against."""
+    """The projects matching `condition` with their list versions, whether user `%(user)s`
+    marked them as favorite, and on PostgreSQL the statement's time, which the figures'
+    lifetimes are measured against. One statement: one snapshot."""
     now = "CURRENT_TIMESTAMP" if vendor == "postgresql" else "NULL"
+    favorite = (
+        f"LEFT JOIN {table(FavoriteProject)} f ON f.{column(FavoriteProject, 'project')}"
+        f" = p.{column(Project, 'id')} AND f.{column(FavoriteProject, 'user')} = %(user)s"
+    )
     versions, key, version = (
         table(ProjectListVersion),
         column(ProjectListVersion, "project_id"),
@@ -426,9 +439,10 @@ def _versions_sql(condition: str, vendor: str) -> str:
     # owners an entry shows); NULL for a project without a version row (none should be).
     names = f"(SELECT n.{version} FROM {versions} n WHERE n.{key} = {literal(OWNER_NAMES)})"
     return (
-        f"SELECT p.{column(Project, 'id')}, v.{version} || COALESCE({names}, ''), {now}"
+        f"SELECT p.{column(Project, 'id')}, v.{version} || COALESCE({names}, ''), {now},"
+        f" f.{column(FavoriteProject, 'project')} IS NOT NULL"
         f" FROM {table(Project)} p LEFT JOIN {versions} v ON v.{key} = p.{column(Project, 'id')}"
-        f" WHERE {condition}"
+        f" {favorite} WHERE {condition}"
     )
 
 
@@ -436,6 +450,35 @@ def _encoded_rest(project: dict[str, Any]) -> bytes:
     """The project's entry encoded without its first key, `favorite` (see `_KeptEntry`)."""
     encoded = orjson.dumps(project, option=orjson.OPT_UTC_Z)
     return encoded[encoded.index(b",") + 1 :]
+
+
+def _now(version_rows: list[tuple]) -> datetime:
+    """The time the figures' lifetimes are measured against: on PostgreSQL the statement's,
+    as the figures' own statement uses it; on SQLite this process's."""
+    return version_rows[0][2] if version_rows and version_rows[0][2] else timezone.now()
+
+
+def _kept_or_missing(
+    version_rows: list[tuple], max_age: float
+) -> tuple[list[_KeptEntry], dict[str, str | None]]:
+    """The kept entries still true for the versions read, and the projects to compute again,
+    with their versions."""
+    now = _now(version_rows)
+    kept_since = monotonic() - max_age
+    entries: list[_KeptEntry] = []
+    missing: dict[str, str | None] = {}
+    for project_id, version, _, _ in version_rows:
+        entry = _kept_entries.get(project_id)
+        if (
+            entry is None
+            or entry.version != version
+            or entry.kept_at < kept_since
+            or (entry.valid_until is not None and entry.valid_until <= now)
+        ):
+            missing[project_id] = version
+        else:
+            entries.append(entry)
+    return entries, missing
 
 
 def projects_list_body(*, archived: bool, user_id: int | None) -> bytes:
@@ -446,8 +489,9 @@ def projects_list_body(*, archived: bool, user_id: int | None) -> bytes:
     the project since this process last computed it (`ProjectListVersion`: every write that
     changes what the entry shows draws one, in its own transaction), when one of its flags has
     outlived its type's lifetime since, or when the entry is older than
-    `PROJECTS_LIST_ENTRY_MAX_AGE`. The versions and the entries computed again are read from
-    one snapshot: the body is what computing every entry in that snapshot gives."""
+    `PROJECTS_LIST_ENTRY_MAX_AGE`. The versions (with the caller's favorites) and the entries
+    computed again are read from one snapshot: the body is what computing every entry in that
+    snapshot gives."""
     scope = "archived" if archived else "active"
     max_age = settings.PROJECTS_LIST_ENTRY_MAX_AGE
     # Inside a caller's transaction, the caller's own writes may not have drawn their versions
@@ -461,31 +505,18 @@ def projects_list_body(*, archived: bool, user_id: int | None) -> bytes:
             {"version": 1, "projects": [project for project, _ in computed]},
             option=orjson.OPT_UTC_Z,
         )
-    condition = scope_condition(scope)
-    statements = [_versions_sql(condition, connection.vendor)]
-    if user_id is not None:
-        statements.append(_favorites_sql())
-    with _read_snapshot() as run:
-        # The versions' statement has no parameter, the favorites' only the user's id.
-        version_rows, *favorite_rows = run(statements, {"user": user_id}, prepare=True)
-        favorites = {row[0] for row in favorite_rows[0]} if favorite_rows else set()
-        # The transaction's time on PostgreSQL, as the figures' own statement uses.
-        now = version_rows[0][2] if version_rows and version_rows[0][2] else timezone.now()
-        kept_since = monotonic() - max_age
-        entries: list[_KeptEntry] = []
-        missing: dict[str, str | None] = {}
-        for project_id, version, _ in version_rows:
-            entry = _kept_entries.get(project_id)
-            if (
-                entry is None
-                or entry.version != version
-                or entry.kept_at < kept_since
-                or (entry.valid_until is not None and entry.valid_until <= now)
-            ):
-                missing[project_id] = version
-            else:
-                entries.append(entry)
-        if missing:
+    versions_sql = _versions_sql(scope_condition(scope), connection.vendor)
+    params = {"user": user_id}
+    # Most reads find every entry kept: one statement, outside any transaction.
+    with _read_snapshot(one_statement=True) as run:
+        version_rows = run([versions_sql], params, prepare=True)[0]
+    entries, missing = _kept_or_missing(version_rows, max_age)
+    if missing:
+        # Some to compute: the versions again, and those entries, from one snapshot.
+        with _read_snapshot() as run:
+            version_rows = run([versions_sql], params, prepare=True)[0]
+            entries, missing = _kept_or_missing(version_rows, max_age)
+            now = _now(version_rows)
             kept_at = monotonic()
             for project, valid_until in _computed(
                 run, scope="ids", now=now, ids=list(missing), favorites=set(), aging=True
@@ -501,9 +532,10 @@ def projects_list_body(*, archived: bool, user_id: int | None) -> bytes:
                 # A project without a version (none should be) is computed on every read.
                 if entry.version is not None:
                     _kept_entries[project["id"]] = entry
+    favorites = {project_id for project_id, _, _, favorite in version_rows if favorite}
     if len(_kept_entries) > 2 * len(version_rows) + 1000:
         # Projects deleted or archived since: drop their entries, keep the listed ones.
-        listed = {project_id for project_id, _, _ in version_rows}
+        listed = {row[0] for row in version_rows}
         for project_id in [key for key in _kept_entries if key not in listed]:
             _kept_entries.pop(project_id, None)
     entries.sort(key=lambda entry: entry.sort_key)

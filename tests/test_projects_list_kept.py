@@ -216,9 +216,9 @@ def test_list_projects__nothing_written__versions_read_and_entries_kept(
     build_instance(15, 12)
     served(admin_client)
 
-    # The token; on PostgreSQL the transaction (its start, its settings, its end); the
-    # versions. Whatever the number of projects and flags.
-    with django_assert_max_num_queries(5):
+    # The token; the versions with the caller's favorites, one statement outside any
+    # transaction. Whatever the number of projects and flags.
+    with django_assert_max_num_queries(2):
         body = served(admin_client)
 
     assert body == computed_body()
@@ -239,8 +239,9 @@ def test_list_projects__one_project_written__only_it_computed_again(
 
     monkeypatch.setattr(project_figures, "_computed", recording)
 
-    # As above, then the figures and the owners of the one project whose version changed.
-    with django_assert_max_num_queries(7):
+    # As above; then, in one snapshot (on PostgreSQL a transaction: its start, its settings,
+    # its end), the versions again, and the figures and owners of the one changed project.
+    with django_assert_max_num_queries(8):
         body = served(admin_client)
 
     assert computed_ids == [["default"]]
