@@ -201,7 +201,8 @@ def _aware(row: tuple) -> tuple:
     """A row from SQLite with its datetimes as PostgreSQL's driver gives them: aware, in UTC.
     SQLite's driver gives naive UTC datetimes (and text for computed values)."""
     values = list(row)
-    for index in DATETIME_COLUMNS[: len(values) - 9]:
+    # The first young flags' columns are there only when the statement asked for them.
+    for index in (index for index in DATETIME_COLUMNS if index < len(values)):
         value = values[index]
         if isinstance(value, str):
             value = parse_datetime(value)
@@ -300,17 +301,16 @@ def _computed(
     now: datetime,
     project_id: str | None = None,
     ids: Sequence[str] = (),
-    favorites: set[str] | None = None,
     favorites_of: int | None = None,
     aging: bool = False,
 ) -> list[tuple[dict[str, Any], datetime | None]]:
     """The projects of the scope (see `compute_projects`), each with, when `aging`, the time
     until which its figures hold unless something is written: when its oldest young flag
     outlives its type's lifetime (None: never; always None without `aging`, which costs about
-    2 µs a project). `favorites` when the caller read them already."""
+    2 µs a project)."""
     condition = scope_condition(scope, len(ids))
     statements = [_figures_sql(condition, connection.vendor, aging), owners_sql(condition)]
-    if favorites is None and favorites_of is not None:
+    if favorites_of is not None:
         statements.append(_favorites_sql())
     params = _params(now, project_id, ids) | {"user": favorites_of}
     # The lists' statements have no parameter (the favorites' only the user's id): prepared.
@@ -319,8 +319,7 @@ def _computed(
     )
     if connection.vendor != "postgresql":
         rows = [_aware(row) for row in rows]
-    if favorites is None:
-        favorites = {row[0] for row in favorite_rows[0]} if favorite_rows else set()
+    favorites = {row[0] for row in favorite_rows[0]} if favorite_rows else set()
     owners = owner_rows(owners_rows)
     # The order is decided here, not by the database: SQLite's lower() folds only ASCII and
     # PostgreSQL's follows the database's locale, while str.casefold is full Unicode case
@@ -519,7 +518,7 @@ def projects_list_body(*, archived: bool, user_id: int | None) -> bytes:
             now = _now(version_rows)
             kept_at = monotonic()
             for project, valid_until in _computed(
-                run, scope="ids", now=now, ids=list(missing), favorites=set(), aging=True
+                run, scope="ids", now=now, ids=list(missing), aging=True
             ):
                 entry = _KeptEntry(
                     version=missing[project["id"]],
