@@ -42,11 +42,12 @@ from typing import Any
 import orjson
 import psycopg
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from features.models import Feature, FeatureType, ProjectFlagActivity, ProjectFlagCount
+from flagadmin.db import read_snapshot
 from flagadmin.sql import column, table
 from projects.models import (
     OWNER_NAMES,
@@ -279,18 +280,9 @@ def _read_snapshot(*, one_statement: bool = False) -> Iterator[Run]:
         with connection.cursor():  # connected, as Django connects (health check included)
             yield _run_postgresql
         return
-    outermost = not connection.in_atomic_block
-    # savepoint=False: a transaction of its own, or none more inside the caller's.
-    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
-        # Every statement of the response sees the same snapshot, and none can write. Inside a
-        # caller's transaction (its level is set already) the caller's snapshot rules.
-        # JIT off for this transaction: from ~1,400 projects the planner's estimate passes
-        # jit_above_cost, and compiling then costs more than running the statement.
-        cursor.execute(
-            "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY; SET LOCAL jit = off"
-            if outermost
-            else "SET LOCAL jit = off"
-        )
+    # JIT off for this transaction: from ~1,400 projects the planner's estimate passes
+    # jit_above_cost, and compiling then costs more than running the statement.
+    with read_snapshot(local_settings=["jit = off"]):
         yield _run_postgresql
 
 

@@ -3,6 +3,8 @@ strategies or tags, and whatever the number of flags in the instance."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth import get_user_model
 from django.db.models import (
     Count,
@@ -12,6 +14,7 @@ from django.db.models import (
     Q,
     QuerySet,
     Subquery,
+    Value,
     prefetch_related_objects,
 )
 
@@ -24,6 +27,7 @@ from features.models import (
     FeatureStrategy,
     FeatureTag,
 )
+from flagadmin.db import read_snapshot
 from flagadmin.models import AuditEvent
 
 User = get_user_model()
@@ -96,35 +100,104 @@ def load_feature_detail(feature: Feature) -> Feature:
     return feature
 
 
-def list_project_features(*, project_id: str, user: object) -> list[Feature]:
-    """The project's active flags, oldest first, each with its tags and its environments (with
-    their strategy counts): four queries whatever the number of flags."""
-    queryset = Feature.objects.filter(project_id=project_id, archived_at__isnull=True)
+def list_project_features(*, project_id: str, user: object) -> list[dict[str, Any]]:
+    """The project's active flags as `projectFeatureSchema` shows them, oldest first (then by
+    name), each with its tags (in the order they were added) and its environments (by sort
+    order, then name) with their strategy counts: three queries whatever the number of flags,
+    read from one snapshot, as plain rows (no model instance per flag, environment or tag:
+    at thousands of flags those cost ten times the rest)."""
+    flags = Feature.objects.filter(project_id=project_id, archived_at__isnull=True)
     if isinstance(user, User) and user.pk is not None:
         favorites = FavoriteFeature.objects.filter(feature=OuterRef("pk"), user=user)
-        queryset = queryset.annotate(is_favorite=Exists(favorites))
+        flags = flags.annotate(favorite=Exists(favorites))
+    else:
+        flags = flags.annotate(favorite=Value(False))
+    of_flags = {"feature__project_id": project_id, "feature__archived_at__isnull": True}
     environments = (
-        FeatureEnvironment.objects.select_related("environment")
+        FeatureEnvironment.objects.filter(**of_flags)
         .annotate(
             strategy_count=Count("strategies"),
             enabled_strategy_count=Count("strategies", filter=Q(strategies__disabled=False)),
         )
         .order_by("environment__sort_order", "environment__name")
     )
-    features = list(
-        queryset.order_by("created_at", "name").prefetch_related(
-            Prefetch("environments", queryset=environments, to_attr="environment_list"),
-            Prefetch(
-                "feature_tags",
-                queryset=FeatureTag.objects.select_related("tag").order_by("id"),
-                to_attr="tag_links",
-            ),
+    tags = FeatureTag.objects.filter(**of_flags).order_by("id")
+    with read_snapshot():
+        flag_rows = list(
+            flags.order_by("created_at", "name").values_list(
+                "name",
+                "type",
+                "description",
+                "stale",
+                "favorite",
+                "impression_data",
+                "created_at",
+                "last_seen_at",
+            )
         )
-    )
-    for feature in features:
-        if not hasattr(feature, "is_favorite"):
-            feature.is_favorite = False
-        feature.tag_list = [
-            {"type": link.tag.type_id, "value": link.tag.value} for link in feature.tag_links
-        ]
-    return features
+        environment_rows = list(
+            environments.values_list(
+                "feature_id",
+                "environment_id",
+                "environment__type",
+                "enabled",
+                "environment__sort_order",
+                "variants",
+                "last_seen_at",
+                "strategy_count",
+                "enabled_strategy_count",
+            )
+        )
+        tag_rows = list(tags.values_list("feature_id", "tag__type_id", "tag__value"))
+
+    entries = {
+        name: {
+            "name": name,
+            "type": type_,
+            "description": description,
+            "stale": stale,
+            "favorite": favorite,
+            "impressionData": impression_data,
+            "createdAt": created_at,
+            "lastSeenAt": last_seen_at,
+            "tags": [],
+            "environments": [],
+        }
+        for (
+            name,
+            type_,
+            description,
+            stale,
+            favorite,
+            impression_data,
+            created_at,
+            last_seen_at,
+        ) in flag_rows
+    }
+    for name, tag_type, value in tag_rows:
+        entries[name]["tags"].append({"type": tag_type, "value": value})
+    for (
+        name,
+        environment,
+        environment_type,
+        enabled,
+        sort_order,
+        variants,
+        last_seen_at,
+        strategy_count,
+        enabled_strategy_count,
+    ) in environment_rows:
+        entries[name]["environments"].append(
+            {
+                "name": environment,
+                "type": environment_type,
+                "enabled": enabled,
+                "sortOrder": sort_order,
+                "variantCount": len(variants),
+                "lastSeenAt": last_seen_at,
+                "hasStrategies": strategy_count > 0,
+                "hasEnabledStrategies": enabled_strategy_count > 0,
+                "strategyCount": strategy_count,
+            }
+        )
+    return list(entries.values())

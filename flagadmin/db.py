@@ -19,12 +19,12 @@ Worst case for a request on a frozen server: one bounded wait on a kept connecti
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, InterfaceError, OperationalError, transaction
+from django.db import IntegrityError, InterfaceError, OperationalError, connection, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 # How much longer than the server's statement timeout the app waits for an answer: long enough
@@ -92,6 +92,30 @@ def outage_summary(exc: BaseException) -> str:
     cause = exc.__cause__ or exc
     text = " ".join(str(cause).split())
     return f"{type(cause).__name__}: {text[:200]}"
+
+
+@contextmanager
+def read_snapshot(*, local_settings: Sequence[str] = ()) -> Iterator[None]:
+    """Every query of the block reads the same snapshot of the database, and none can write:
+    on PostgreSQL a REPEATABLE READ, READ ONLY transaction (inside a caller's transaction, the
+    caller's snapshot rules), with `local_settings` (e.g. "jit = off") set for it alone. On
+    SQLite nothing is opened: its transactions here take the write lock (IMMEDIATE), which a
+    read must not, and one process reads one file."""
+    if connection.vendor != "postgresql":
+        yield
+        return
+    statements = (
+        []
+        if connection.in_atomic_block
+        else ["SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"]
+    )
+    statements += [f"SET LOCAL {setting}" for setting in local_settings]
+    # savepoint=False: a transaction of its own, or none more inside the caller's.
+    with transaction.atomic(savepoint=False):
+        if statements:
+            with connection.cursor() as cursor:
+                cursor.execute("; ".join(statements))
+        yield
 
 
 @contextmanager

@@ -7,10 +7,21 @@ import json
 
 import pytest
 
-from features.models import Feature, FeatureEnvironment, FeatureStrategy
+from datetime import UTC, datetime
+
+from features.models import FavoriteFeature, Feature, FeatureEnvironment, FeatureStrategy
 from flagadmin.models import AuditEvent
+from projects.models import Environment
 from tests.conftest import assert_error
-from tests.factories import FeatureTagFactory, ProjectRoleAssignmentFactory, TagFactory
+from tests.factories import (
+    FeatureFactory,
+    FeatureStrategyFactory,
+    FeatureTagFactory,
+    ProjectFactory,
+    ProjectRoleAssignmentFactory,
+    TagFactory,
+    TagTypeFactory,
+)
 
 FEATURES = "/api/admin/projects/default/features"
 
@@ -295,6 +306,137 @@ def test_list_features__environments_and_strategy_counts(admin_client, flag):
                         "hasEnabledStrategies": False,
                         "strategyCount": 0,
                     },
+                ],
+            },
+        ],
+    }
+
+
+def _environment_entry(name: str, **changes) -> dict:
+    kinds = {"development": ("development", 100), "production": ("production", 200)}
+    kind, sort_order = kinds[name]
+    entry = {
+        "name": name,
+        "type": kind,
+        "enabled": False,
+        "sortOrder": sort_order,
+        "variantCount": 0,
+        "lastSeenAt": None,
+        "hasStrategies": False,
+        "hasEnabledStrategies": False,
+        "strategyCount": 0,
+    }
+    return entry | changes
+
+
+def test_list_features__every_field_order_and_scope(viewer_client):
+    """Each field from its row (tags in the order they were added, variants counted, times
+    with and without microseconds), flags by creation time then name, a caller's favorites,
+    and nothing of archived flags or of other projects."""
+    moment = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    seen = datetime(2026, 3, 4, 5, 6, 7, 891011, tzinfo=UTC)
+    rich = FeatureFactory(
+        name="rich",
+        type="experiment",
+        description="Checkout, take two",
+        stale=True,
+        impression_data=True,
+        created_at=datetime(2026, 1, 2, 3, 4, 5, 123456, tzinfo=UTC),
+        last_seen_at=seen,
+    )
+    # Same creation time as "alpha": the name decides.
+    plain = FeatureFactory(name="plain", created_at=moment)
+    alpha = FeatureFactory(name="alpha", created_at=moment)
+    archived = FeatureFactory(name="gone", created_at=moment, archived_at=moment)
+    ProjectFactory(id="other")
+    elsewhere = FeatureFactory(name="away", project_id="other", created_at=moment)
+    for feature in (rich, plain, alpha, archived, elsewhere):
+        for environment in ("production", "development"):
+            FeatureEnvironment.objects.create(feature=feature, environment_id=environment)
+    Environment.objects.create(name="qa", type="test", sort_order=150)
+    FeatureEnvironment.objects.create(feature=alpha, environment_id="qa", enabled=True)
+    FeatureEnvironment.objects.filter(feature=rich, environment_id="development").update(
+        enabled=True,
+        last_seen_at=seen,
+        variants=[
+            {"name": "a", "weight": 500, "weightType": "variable", "stickiness": "default"},
+            {"name": "b", "weight": 500, "weightType": "variable", "stickiness": "default"},
+        ],
+    )
+    development = FeatureEnvironment.objects.get(feature=rich, environment_id="development")
+    FeatureStrategyFactory(feature_environment=development)
+    FeatureStrategyFactory(feature_environment=development, disabled=True)
+    production = FeatureEnvironment.objects.get(feature=rich, environment_id="production")
+    FeatureStrategyFactory(feature_environment=production, disabled=True)
+    FeatureTagFactory(feature=rich, tag=TagFactory(value="zeta"))
+    FeatureTagFactory(feature=rich, tag=TagFactory(type=TagTypeFactory(name="team"), value="web"))
+    FeatureTagFactory(feature=elsewhere, tag=TagFactory(value="away-tag"))
+    FavoriteFeature.objects.create(user=viewer_client.user, feature=plain)
+    FavoriteFeature.objects.create(user=viewer_client.user, feature=elsewhere)
+
+    response = viewer_client.get(FEATURES)
+
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/json"
+    plain_entry = {
+        "name": "plain",
+        "type": "release",
+        "description": None,
+        "stale": False,
+        "favorite": True,
+        "impressionData": False,
+        "createdAt": "2026-01-02T03:04:05Z",
+        "lastSeenAt": None,
+        "tags": [],
+        "environments": [_environment_entry("development"), _environment_entry("production")],
+    }
+    assert response.json() == {
+        "version": 2,
+        "features": [
+            plain_entry
+            | {
+                "name": "alpha",
+                "favorite": False,
+                "environments": [
+                    _environment_entry("development"),
+                    {
+                        "name": "qa",
+                        "type": "test",
+                        "enabled": True,
+                        "sortOrder": 150,
+                        "variantCount": 0,
+                        "lastSeenAt": None,
+                        "hasStrategies": False,
+                        "hasEnabledStrategies": False,
+                        "strategyCount": 0,
+                    },
+                    _environment_entry("production"),
+                ],
+            },
+            plain_entry,
+            {
+                "name": "rich",
+                "type": "experiment",
+                "description": "Checkout, take two",
+                "stale": True,
+                "favorite": False,
+                "impressionData": True,
+                "createdAt": "2026-01-02T03:04:05.123456Z",
+                "lastSeenAt": "2026-03-04T05:06:07.891011Z",
+                "tags": [{"type": "simple", "value": "zeta"}, {"type": "team", "value": "web"}],
+                "environments": [
+                    _environment_entry(
+                        "development",
+                        enabled=True,
+                        variantCount=2,
+                        lastSeenAt="2026-03-04T05:06:07.891011Z",
+                        hasStrategies=True,
+                        hasEnabledStrategies=True,
+                        strategyCount=2,
+                    ),
+                    _environment_entry(
+                        "production", hasStrategies=True, strategyCount=1
+                    ),
                 ],
             },
         ],
