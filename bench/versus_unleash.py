@@ -6,15 +6,15 @@ same load, alternating rounds; throughput, latency, CPU and the servers' memory.
 
 Before the rounds, each server gets the same `--existing` flags through its own API (POST
 /api/admin/projects/default/features). Each round then drives `POST .../features` with wrk
-(`--connections`, new names) for `--duration` seconds against flagadmin, then against Unleash;
+(`--connections`, new names) for `--duration` seconds against flagadmin, then against Unleash,
+and then reads the project's flags (`GET .../features`, the `--existing` flags) the same way;
 the flags a round created are archived and deleted afterwards through each server's API, so
 open-source Unleash stays under its 5,000-flag limit and both keep the same data. flagadmin is
 served by the production stack (nginx + gunicorn, `--workers` x `--threads`). Each round starts
 once the machine is quiet (under 10 % busy), so that neither server works off the other's
-load in it. Memory is
-sampled every 0.2 s during the rounds: the resident set (RSS) of every process of each server
-(flagadmin: nginx and gunicorn, master and workers; Unleash: its node process) and the
-proportional set (PSS), which counts pages shared between forked workers once.
+load in it. Memory is sampled every 0.2 s during each load: the resident set (RSS) of every
+process of each server (flagadmin: nginx and gunicorn, master and workers; Unleash: its node
+process) and the proportional set (PSS), which counts pages shared between forked workers once.
 """
 
 from __future__ import annotations
@@ -201,6 +201,17 @@ def load(base_url: str, token: str, seconds: int, connections: int) -> harness.W
     )
 
 
+def read_load(base_url: str, token: str, seconds: int, connections: int) -> harness.WrkResult:
+    """GET the project's flags (`--existing` of them) as fast as `connections` allow."""
+    return harness.run_wrk(
+        base_url + PATH,
+        headers={"Authorization": token, "Accept": "application/json"},
+        connections=connections,
+        duration_s=seconds,
+        warmup_s=0,
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--unleash-url", default="http://127.0.0.1:4242")
@@ -223,6 +234,10 @@ def main() -> int:
     harness.setup_django(args.database_url)
     token = harness.admin_token()
     figures: dict[str, list[tuple[harness.WrkResult, float, float]]] = {
+        "flagadmin": [],
+        "unleash": [],
+    }
+    read_figures: dict[str, list[tuple[harness.WrkResult, float, float]]] = {
         "flagadmin": [],
         "unleash": [],
     }
@@ -260,9 +275,25 @@ def main() -> int:
                     f"PSS {peak_pss:5.0f} MiB"
                 )
                 seed(base_url, secret, args.existing)
+            for name, (base_url, secret, root) in servers.items():
+                settle()
+                sampler = MemorySampler(root)
+                sampler.start()
+                result = read_load(base_url, secret, args.duration, args.connections)
+                peak_rss, peak_pss = sampler.stop()
+                read_figures[name].append((result, peak_rss, peak_pss))
+                print(
+                    f"round {round_number} {name:9}: {result.requests_per_s:6.1f} reads/s of "
+                    f"the project's {args.existing} flags, p50 {result.p50_ms:6.1f} ms, "
+                    f"p99 {result.p99_ms:6.1f} ms, {result.errors + result.non_2xx} errors; "
+                    f"peak RSS {peak_rss:5.0f} MiB, PSS {peak_pss:5.0f} MiB"
+                )
 
     def median(name: str, pick) -> float:
         return statistics.median(pick(entry) for entry in figures[name])
+
+    def read_median(name: str, pick) -> float:
+        return statistics.median(pick(entry) for entry in read_figures[name])
 
     rate = {name: median(name, lambda e: e[0].requests_per_s) for name in figures}
     print(
@@ -278,7 +309,22 @@ def main() -> int:
             f"PSS {median(name, lambda e: e[2]):4.0f} MiB"
         )
     print(f"  flagadmin / Unleash: {rate['flagadmin'] / rate['unleash']:.2f} x the creations/s")
-    return 0 if all(entry[0].ok for entries in figures.values() for entry in entries) else 1
+    read_rate = {name: read_median(name, lambda e: e[0].requests_per_s) for name in read_figures}
+    print(f"  GET {PATH} with {args.existing} flags, median of {args.rounds} rounds:")
+    for name in read_figures:
+        print(
+            f"  {name:9}: {read_rate[name]:6.1f} reads/s, "
+            f"p50 {read_median(name, lambda e: e[0].p50_ms):6.1f} ms, "
+            f"p99 {read_median(name, lambda e: e[0].p99_ms):6.1f} ms, "
+            f"peak RSS {read_median(name, lambda e: e[1]):4.0f} MiB, "
+            f"PSS {read_median(name, lambda e: e[2]):4.0f} MiB"
+        )
+    ratio = read_rate["flagadmin"] / read_rate["unleash"]
+    print(f"  flagadmin / Unleash: {ratio:.2f} x the reads/s")
+    ok = all(entry[0].ok for entries in figures.values() for entry in entries) and all(
+        entry[0].ok for entries in read_figures.values() for entry in entries
+    )
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
