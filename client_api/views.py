@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.http import HttpResponse, HttpResponseNotModified
+from django.utils.http import parse_etags
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
@@ -23,6 +24,18 @@ from features.metrics_services import record_client_metrics, register_client_ins
 from flagadmin.api.errors import ContentTooLargeError, ContentTypeError, LengthRequiredError
 from flagadmin.api.views import BODY_METHODS
 from flagadmin.schema import error_responses
+
+
+def etag_matches(if_none_match: str | None, etag: str) -> bool:
+    """Whether an If-None-Match header names `etag`, compared weakly as the header asks (RFC
+    9110, 13.1.2): the production stack's nginx, when it gzips the answer, hands the ETag out
+    as `W/"..."`, and SDKs send back what they were given. A list of ETags, or `*`, too."""
+    if not if_none_match:
+        return False
+    return any(
+        candidate == "*" or candidate.removeprefix("W/") == etag
+        for candidate in parse_etags(if_none_match)
+    )
 
 
 class ClientApiView(APIView):
@@ -77,7 +90,7 @@ class ClientFeaturesView(ClientApiView):
         found = client_features(
             projects=client.projects, environment=client.environment, revision=client.revision
         )
-        if request.META.get("HTTP_IF_NONE_MATCH") == found.etag:
+        if etag_matches(request.META.get("HTTP_IF_NONE_MATCH"), found.etag):
             response = HttpResponseNotModified()
         else:
             response = HttpResponse(found.body, content_type="application/json")

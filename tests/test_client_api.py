@@ -183,6 +183,32 @@ def test_client_features__if_none_match__304_until_a_change(admin_client, flag):
     assert changed.json()["features"][0]["enabled"] is True
 
 
+@pytest.mark.parametrize(
+    "if_none_match",
+    [
+        "{etag}",
+        "W/{etag}",  # as the production stack's nginx hands it out with a gzipped answer
+        '"other", W/{etag}',
+        "*",
+    ],
+)
+def test_client_features__if_none_match_forms__304(flag, if_none_match):
+    client = sdk()
+    etag = client.get(CLIENT_FEATURES)["ETag"]
+
+    response = client.get(CLIENT_FEATURES, HTTP_IF_NONE_MATCH=if_none_match.format(etag=etag))
+
+    assert response.status_code == 304
+    assert response["ETag"] == etag
+
+
+@pytest.mark.parametrize("if_none_match", ['"nope"', 'W/"nope"', "", "W/"])
+def test_client_features__if_none_match_names_another__200(flag, if_none_match):
+    response = sdk().get(CLIENT_FEATURES, HTTP_IF_NONE_MATCH=if_none_match)
+
+    assert response.status_code == 200
+
+
 def test_client_features__other_etag__200(flag):
     response = sdk().get(CLIENT_FEATURES, HTTP_IF_NONE_MATCH='"nope"')
 
