@@ -107,6 +107,16 @@ http {{
     client_body_buffer_size {MAX_BODY_BYTES};
     large_client_header_buffers 4 16k;
 
+    # Answers compressed for clients that ask (Accept-Encoding: gzip), as Unleash does: a
+    # project's 2,000 flags are 1.1 MB of JSON and 23 kB gzipped, in about 2 ms at level 1.
+    # JSON and (always, in nginx) HTML; Django masks the admin pages' CSRF tokens (BREACH).
+    gzip on;
+    gzip_comp_level 1;
+    gzip_min_length 1024;
+    gzip_types application/json;
+    gzip_proxied any;
+    gzip_vary on;
+
     # Connections of one address being answered (an idle or half-sent request is not
     # counted, and costs nginx almost nothing).
     limit_conn_zone $binary_remote_addr zone=per_client:10m;

@@ -3,10 +3,20 @@ under slow clients and database faults is exercised by bench/faults.py."""
 
 from __future__ import annotations
 
+import contextlib
+import gzip
+import http.client
+import http.server
 import json
 import re
 import shutil
+import signal
+import socket as socketlib
+import socketserver
 import subprocess
+import tempfile
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -133,3 +143,115 @@ def test_nginx_config__the_apps_body_limit(tmp_path, settings):
 
     assert MAX_BODY_BYTES == settings.MAX_REQUEST_BODY_BYTES
     assert f"client_max_body_size {settings.MAX_REQUEST_BODY_BYTES};" in config
+
+
+class _Upstream(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    """Stands in for gunicorn on the stack's socket: answers every GET with `body` as JSON
+    and a strong ETag."""
+
+    daemon_threads = True
+    body = b""
+
+
+class _UpstreamHandler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(self.server.body)))
+        self.send_header("ETag", '"q:c"')
+        self.end_headers()
+        self.wfile.write(self.server.body)
+
+    def log_message(self, *args) -> None:  # a Unix socket's peer has no address to log
+        pass
+
+
+@pytest.fixture
+def nginx_in_front_of(tmp_path):
+    """Starts the stack's nginx, as generated, in front of an `_Upstream` serving `body`;
+    yields a function that makes one GET through nginx and returns (status, headers, body)."""
+    nginx = shutil.which("nginx", path="/usr/sbin:/usr/bin")
+    if nginx is None:
+        pytest.skip("no nginx")
+    # As flagadmin.serving: nginx's workers run as another user under root and must reach it.
+    run_dir = Path(tempfile.mkdtemp(prefix="flagadmin-test-stack-"))
+    run_dir.chmod(0o711)
+    socket = run_dir / "gunicorn.sock"
+    upstream = _Upstream(str(socket), _UpstreamHandler)
+    socket.chmod(0o777)
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    with contextlib.closing(socketlib.socket()) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    conf = run_dir / "nginx.conf"
+    conf.write_text(
+        nginx_config(
+            listen=f"127.0.0.1:{port}",
+            upstream_socket=socket,
+            run_dir=run_dir,
+            header_timeout=10,
+            body_timeout=10,
+            max_conn_per_client=100,
+            access_log=False,
+        )
+    )
+    proxy = subprocess.Popen([nginx, "-e", "stderr", "-p", str(run_dir), "-c", str(conf)])
+
+    def get(body: bytes, **headers: str) -> tuple[int, dict[str, str], bytes]:
+        upstream.body = body
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        try:
+            connection.request("GET", "/api/admin/projects/default/features", headers=headers)
+            response = connection.getresponse()
+            return response.status, dict(response.getheaders()), response.read()
+        finally:
+            connection.close()
+
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socketlib.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert proxy.poll() is None, "nginx exited"
+                assert time.monotonic() < deadline, "nginx did not listen in 10 s"
+                time.sleep(0.05)
+        yield get
+    finally:
+        proxy.send_signal(signal.SIGQUIT)
+        proxy.wait(timeout=10)
+        upstream.shutdown()
+        upstream.server_close()
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+
+LARGE_JSON = json.dumps({"features": [{"name": f"flag-{n}"} for n in range(2000)]}).encode()
+
+
+def test_stack__client_accepts_gzip__json_compressed_and_etag_weak(nginx_in_front_of):
+    status, headers, body = nginx_in_front_of(LARGE_JSON, **{"Accept-Encoding": "gzip"})
+
+    assert status == 200
+    assert headers["Content-Encoding"] == "gzip"
+    assert headers["Vary"] == "Accept-Encoding"
+    # nginx weakens the ETag of what it compresses; the client API compares weakly.
+    assert headers["ETag"] == 'W/"q:c"'
+    assert len(body) < len(LARGE_JSON) / 5
+    assert gzip.decompress(body) == LARGE_JSON
+
+
+@pytest.mark.parametrize(
+    ("body", "headers"),
+    [
+        pytest.param(LARGE_JSON, {}, id="client-does-not-ask"),
+        pytest.param(b'{"health":"GOOD"}', {"Accept-Encoding": "gzip"}, id="small-body"),
+    ],
+)
+def test_stack__no_gzip__body_and_etag_as_the_app_sent_them(nginx_in_front_of, body, headers):
+    status, received_headers, received = nginx_in_front_of(body, **headers)
+
+    assert status == 200
+    assert "Content-Encoding" not in received_headers
+    assert received_headers["ETag"] == '"q:c"'
+    assert received == body
