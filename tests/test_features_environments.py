@@ -4,10 +4,9 @@ project's flags (getFeatures)."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 import pytest
-
-from datetime import UTC, datetime
 
 from features.models import FavoriteFeature, Feature, FeatureEnvironment, FeatureStrategy
 from flagadmin.models import AuditEvent
@@ -434,9 +433,7 @@ def test_list_features__every_field_order_and_scope(viewer_client):
                         hasEnabledStrategies=True,
                         strategyCount=2,
                     ),
-                    _environment_entry(
-                        "production", hasStrategies=True, strategyCount=1
-                    ),
+                    _environment_entry("production", hasStrategies=True, strategyCount=1),
                 ],
             },
         ],
