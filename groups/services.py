@@ -52,11 +52,14 @@ def group_snapshot(group: Group, user_ids: Sequence[int]) -> dict[str, Any]:
 # --- writing -------------------------------------------------------------------------------
 
 
-def _locked(group: Group) -> Group:
-    """The group's row read again and locked until the transaction ends (PostgreSQL), so two
-    concurrent writes of one group do not interleave; SQLite's IMMEDIATE transactions already
-    serialise writers. A group deleted since the view found it is the view's own 404."""
-    locked = Group.objects.select_for_update().filter(pk=group.pk).first()
+def _locked(group_id: int | None) -> Group:
+    """The group `group_id` names, read and locked until the transaction ends (PostgreSQL), so
+    two concurrent writes of one group do not interleave; SQLite's IMMEDIATE transactions
+    already serialise writers. 404 when there is none (an id no row can have, see
+    `id_from_path`, without a query)."""
+    locked = None
+    if group_id is not None:
+        locked = Group.objects.select_for_update().filter(pk=group_id).first()
     if locked is None:
         raise NotFoundError(GROUP_NOT_FOUND)
     return locked
@@ -130,14 +133,15 @@ def _check_scim_rules(group: Group, *, name: str, user_ids: Sequence[int], membe
 def update_group(
     *,
     actor: object,
-    group: Group,
+    group_id: int | None,
     name: str,
     description: str | None,
     mappings_sso: Sequence[str],
     root_role: Role | None,
     users: Sequence[User],
 ) -> Group:
-    """Replaces every detail and the members of a group, all or nothing.
+    """Replaces every detail and the members of group `group_id` (404 when there is none), all
+    or nothing.
 
     Members who stay keep their `joinedAt` and `createdBy` (and whether SSO added them); new
     members join now, added by the actor; the others leave. A SCIM-managed group keeps its
@@ -146,7 +150,7 @@ def update_group(
     """
     actor_name = audit_actor(actor)[0]
     with transaction.atomic():
-        group = _locked(group)
+        group = _locked(group_id)
         memberships = {m.user_id: m for m in group.memberships.all()}
         wanted_ids = list(dict.fromkeys(user.pk for user in users))
         pre_data = group_snapshot(group, list(memberships))
@@ -190,10 +194,13 @@ def _apply_details(
         "root_role_id": root_role.pk if root_role else None,
     }
     changed = [field for field, value in new_values.items() if getattr(group, field) != value]
-    if changed:
-        for field in changed:
-            setattr(group, field, new_values[field])
+    for field in changed:
+        setattr(group, field, new_values[field])
+    if "name" in changed:
         _save_unique_name(group, update_fields=changed)
+    elif changed:
+        # No name to race for: no savepoint (two round trips) around the write.
+        group.save(update_fields=changed)
 
 
 def _replace_members(
@@ -216,10 +223,11 @@ def _replace_members(
     )
 
 
-def delete_group(*, actor: object, group: Group) -> None:
-    """Deletes a group, its memberships and its project roles; audit event `group-deleted`."""
+def delete_group(*, actor: object, group_id: int | None) -> None:
+    """Deletes group `group_id` (404 when there is none), its memberships and its project roles;
+    audit event `group-deleted`."""
     with transaction.atomic():
-        group = _locked(group)
+        group = _locked(group_id)
         pre_data = group_snapshot(group, list(group.memberships.values_list("user_id", flat=True)))
         group.delete()
         record_event("group-deleted", actor=actor, pre_data=pre_data)

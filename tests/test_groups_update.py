@@ -731,3 +731,20 @@ def test_update_group__name_only_white_space__400(admin_client, group):
             "message": 'The `/body/name` property must not be blank. You sent "   ".',
         }
     ]
+
+
+@pytest.mark.parametrize("members", [1, 40])
+def test_put__query_count_is_constant(admin_client, django_assert_max_num_queries, members):
+    """Token, body's users, the group locked, its members, the write, the event, the answer's
+    three reads (and the transaction's own statements): whatever the number of members, and
+    no savepoint when the name stays."""
+    group = GroupFactory(name="constant")
+    users = UserFactory.create_batch(members)
+    body = {"name": "constant", "users": [{"user": {"id": user.pk}} for user in users]}
+    put(admin_client, group.pk, body)  # the members join; the token's first use is recorded
+
+    with django_assert_max_num_queries(11):
+        response = put(admin_client, group.pk, body | {"description": "changed"})
+
+    assert response.status_code == 200
+    assert response.json()["userCount"] == members
