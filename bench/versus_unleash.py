@@ -212,6 +212,53 @@ def read_load(base_url: str, token: str, seconds: int, connections: int) -> harn
     )
 
 
+# What each round runs on each server, in order: name -> (load, unit of its rate).
+WORKLOADS = {
+    "creations": (load, "creations/s"),
+    f"reads of the project's flags (GET {PATH})": (read_load, "reads/s"),
+}
+
+# A load's figures: wrk's result, and the server's peak RSS and PSS meanwhile (MiB).
+Measured = tuple[harness.WrkResult, float, float]
+
+
+def described(result: harness.WrkResult, peak_rss: float, peak_pss: float, unit: str) -> str:
+    return (
+        f"{result.requests_per_s:6.1f} {unit}, p50 {result.p50_ms:6.1f} ms, "
+        f"p99 {result.p99_ms:6.1f} ms, {result.errors + result.non_2xx} errors; "
+        f"peak RSS {peak_rss:5.0f} MiB, PSS {peak_pss:5.0f} MiB"
+    )
+
+
+def median_of(entries: list[Measured]) -> Measured:
+    """Each figure's median over the rounds (errors summed)."""
+    results = [result for result, _, _ in entries]
+    result = harness.WrkResult(
+        requests=sum(r.requests for r in results),
+        duration_s=sum(r.duration_s for r in results),
+        **{
+            field: statistics.median(getattr(r, field) for r in results)
+            for field in ("requests_per_s", "p50_ms", "p90_ms", "p99_ms", "max_ms")
+        },
+        errors=sum(r.errors for r in results),
+        non_2xx=sum(r.non_2xx for r in results),
+    )
+    return (
+        result,
+        statistics.median(rss for _, rss, _ in entries),
+        statistics.median(pss for _, _, pss in entries),
+    )
+
+
+def all_entries(figures: dict[str, dict[str, list[Measured]]]) -> list[Measured]:
+    return [
+        entry
+        for by_server in figures.values()
+        for entries in by_server.values()
+        for entry in entries
+    ]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--unleash-url", default="http://127.0.0.1:4242")
@@ -233,13 +280,9 @@ def main() -> int:
     harness.create_database(args.database_url)
     harness.setup_django(args.database_url)
     token = harness.admin_token()
-    figures: dict[str, list[tuple[harness.WrkResult, float, float]]] = {
-        "flagadmin": [],
-        "unleash": [],
-    }
-    read_figures: dict[str, list[tuple[harness.WrkResult, float, float]]] = {
-        "flagadmin": [],
-        "unleash": [],
+    # workload -> server -> one (result, peak RSS, peak PSS) per round
+    figures: dict[str, dict[str, list[Measured]]] = {
+        workload: {"flagadmin": [], "unleash": []} for workload in WORKLOADS
     }
     with harness.serve(
         args.database_url,
@@ -261,70 +304,32 @@ def main() -> int:
             load(base_url, secret, 2, args.connections)  # warm-up
             seed(base_url, secret, args.existing)
         for round_number in range(1, args.rounds + 1):
-            for name, (base_url, secret, root) in servers.items():
-                settle()
-                sampler = MemorySampler(root)
-                sampler.start()
-                result = load(base_url, secret, args.duration, args.connections)
-                peak_rss, peak_pss = sampler.stop()
-                figures[name].append((result, peak_rss, peak_pss))
-                print(
-                    f"round {round_number} {name:9}: {result.requests_per_s:6.1f} creations/s, "
-                    f"p50 {result.p50_ms:5.1f} ms, p99 {result.p99_ms:6.1f} ms, "
-                    f"{result.errors + result.non_2xx} errors; peak RSS {peak_rss:5.0f} MiB, "
-                    f"PSS {peak_pss:5.0f} MiB"
-                )
-                seed(base_url, secret, args.existing)
-            for name, (base_url, secret, root) in servers.items():
-                settle()
-                sampler = MemorySampler(root)
-                sampler.start()
-                result = read_load(base_url, secret, args.duration, args.connections)
-                peak_rss, peak_pss = sampler.stop()
-                read_figures[name].append((result, peak_rss, peak_pss))
-                print(
-                    f"round {round_number} {name:9}: {result.requests_per_s:6.1f} reads/s of "
-                    f"the project's {args.existing} flags, p50 {result.p50_ms:6.1f} ms, "
-                    f"p99 {result.p99_ms:6.1f} ms, {result.errors + result.non_2xx} errors; "
-                    f"peak RSS {peak_rss:5.0f} MiB, PSS {peak_pss:5.0f} MiB"
-                )
+            for workload, (run, unit) in WORKLOADS.items():
+                for name, (base_url, secret, root) in servers.items():
+                    settle()
+                    sampler = MemorySampler(root)
+                    sampler.start()
+                    result = run(base_url, secret, args.duration, args.connections)
+                    peak_rss, peak_pss = sampler.stop()
+                    figures[workload][name].append((result, peak_rss, peak_pss))
+                    figures_text = described(result, peak_rss, peak_pss, unit)
+                    print(f"round {round_number} {name:9}: {figures_text}")
+                    if run is load:  # the flags it created go, for the next load
+                        seed(base_url, secret, args.existing)
 
-    def median(name: str, pick) -> float:
-        return statistics.median(pick(entry) for entry in figures[name])
-
-    def read_median(name: str, pick) -> float:
-        return statistics.median(pick(entry) for entry in read_figures[name])
-
-    rate = {name: median(name, lambda e: e[0].requests_per_s) for name in figures}
     print(
         f"median of {args.rounds} rounds, {args.connections} connections, {args.existing} flags "
         f"present; flagadmin: nginx + {args.workers} gunicorn workers x {args.threads} threads"
     )
-    for name in figures:
-        print(
-            f"  {name:9}: {rate[name]:6.1f} creations/s, "
-            f"p50 {median(name, lambda e: e[0].p50_ms):5.1f} ms, "
-            f"p99 {median(name, lambda e: e[0].p99_ms):6.1f} ms, "
-            f"peak RSS {median(name, lambda e: e[1]):4.0f} MiB, "
-            f"PSS {median(name, lambda e: e[2]):4.0f} MiB"
-        )
-    print(f"  flagadmin / Unleash: {rate['flagadmin'] / rate['unleash']:.2f} x the creations/s")
-    read_rate = {name: read_median(name, lambda e: e[0].requests_per_s) for name in read_figures}
-    print(f"  GET {PATH} with {args.existing} flags, median of {args.rounds} rounds:")
-    for name in read_figures:
-        print(
-            f"  {name:9}: {read_rate[name]:6.1f} reads/s, "
-            f"p50 {read_median(name, lambda e: e[0].p50_ms):6.1f} ms, "
-            f"p99 {read_median(name, lambda e: e[0].p99_ms):6.1f} ms, "
-            f"peak RSS {read_median(name, lambda e: e[1]):4.0f} MiB, "
-            f"PSS {read_median(name, lambda e: e[2]):4.0f} MiB"
-        )
-    ratio = read_rate["flagadmin"] / read_rate["unleash"]
-    print(f"  flagadmin / Unleash: {ratio:.2f} x the reads/s")
-    ok = all(entry[0].ok for entries in figures.values() for entry in entries) and all(
-        entry[0].ok for entries in read_figures.values() for entry in entries
-    )
-    return 0 if ok else 1
+    for workload, (_, unit) in WORKLOADS.items():
+        print(f"  {workload}:")
+        rates = {}
+        for name, entries in figures[workload].items():
+            median = median_of(entries)
+            rates[name] = median[0].requests_per_s
+            print(f"  {name:9}: {described(*median, unit)}")
+        print(f"  flagadmin / Unleash: {rates['flagadmin'] / rates['unleash']:.2f} x the {unit}")
+    return 0 if all(entry[0].ok for entry in all_entries(figures)) else 1
 
 
 if __name__ == "__main__":
