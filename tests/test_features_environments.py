@@ -7,6 +7,7 @@ import json
 from datetime import UTC, datetime
 
 import pytest
+from django.db.models import JSONField, Value
 
 from features.models import FavoriteFeature, Feature, FeatureEnvironment, FeatureStrategy
 from flagadmin.models import AuditEvent
@@ -476,3 +477,20 @@ def test_list_features__anonymous__401(anon_client):
 
 def test_list_features__unknown_project__404(admin_client):
     assert_error(admin_client.get("/api/admin/projects/nope/features"), 404, "NotFoundError")
+
+
+@pytest.mark.parametrize(
+    "variants",
+    [{"name": "a"}, "text", 3, Value(None, output_field=JSONField())],
+    ids=["object", "string", "number", "json-null"],
+)
+def test_list_features__variants_not_an_array__count_0(admin_client, flag, variants):
+    """Only the API's validators stand between a raw write and a non-array: the list still
+    answers, counting none."""
+    FeatureEnvironment.objects.filter(feature_id=flag).update(variants=variants)
+
+    response = admin_client.get(FEATURES)
+
+    assert response.status_code == 200
+    environments = response.json()["features"][0]["environments"]
+    assert [env["variantCount"] for env in environments] == [0, 0]

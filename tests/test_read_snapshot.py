@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.db import DatabaseError, connection, transaction
 
-from features.models import Feature
+from features.models import Feature, FeatureEnvironment
 from flagadmin.db import read_snapshot
 from tests.concurrency import concurrent_db, run_together
 from tests.factories import FeatureFactory
@@ -62,3 +62,55 @@ def test_read_snapshot__inside_a_callers_transaction__sees_its_writes_and_leaves
 
     assert seen
     assert Feature.objects.filter(name__in=["uncommitted", "after-the-read"]).count() == 2
+
+
+@concurrent_db
+@pytest.mark.usefixtures("seeded_rows_back_after_module")
+def test_project_features__flag_committed_between_the_reads__left_out_whole(admin_client):
+    """Another connection commits a flag (with its environment) after the flags were read and
+    before their environments are: the answer is whole and leaves that flag out (PostgreSQL:
+    the reads share one snapshot; SQLite: rows of flags not read first are skipped)."""
+    FeatureFactory(name="present")
+    FeatureEnvironment.objects.create(feature_id="present", environment_id="development")
+    committed = []
+
+    def commit_between(execute, sql, params, many, context):
+        if not committed and 'FROM "features_featureenvironment"' in sql:
+            committed.append(1)
+            _commit_flag_from_another_connection("created-meanwhile")
+            (result,) = run_together(
+                1,
+                lambda _: FeatureEnvironment.objects.create(
+                    feature_id="created-meanwhile", environment_id="development"
+                ),
+            )
+            assert not isinstance(result, Exception), result
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(commit_between):
+        response = admin_client.get("/api/admin/projects/default/features")
+
+    assert committed
+    assert response.status_code == 200
+    features = response.json()["features"]
+    assert [feature["name"] for feature in features] == ["present"]
+    assert [env["name"] for env in features[0]["environments"]] == ["development"]
+    assert Feature.objects.filter(name="created-meanwhile").exists()
+
+
+@postgresql_only
+@concurrent_db
+@pytest.mark.usefixtures("seeded_rows_back_after_module")
+def test_read_snapshot__autocommit_off__callers_transaction_left_as_it_is():
+    transaction.set_autocommit(False)
+    try:
+        Feature.objects.count()  # the caller's transaction has begun
+        with read_snapshot(local_settings=["jit = off"]):
+            Feature.objects.count()
+        FeatureFactory(name="written-after")  # still writable
+        transaction.commit()
+    finally:
+        transaction.rollback()
+        transaction.set_autocommit(True)
+
+    assert Feature.objects.filter(name="written-after").exists()
