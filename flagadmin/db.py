@@ -97,11 +97,14 @@ def outage_summary(exc: BaseException) -> str:
 @contextmanager
 def read_snapshot(*, local_settings: Sequence[str] = ()) -> Iterator[None]:
     """Every query of the block reads the same snapshot of the database, and none can write:
-    on PostgreSQL a REPEATABLE READ, READ ONLY transaction (inside a caller's transaction, the
-    caller's snapshot rules), with `local_settings` (e.g. "jit = off") set for it alone. On
-    SQLite nothing is opened: its transactions here take the write lock (IMMEDIATE), which a
-    read must not, and one process reads one file."""
-    if connection.vendor != "postgresql":
+    on PostgreSQL a REPEATABLE READ, READ ONLY transaction, with `local_settings` (constant
+    SQL such as "jit = off") set for it alone. Inside a caller's transaction the caller's
+    isolation rules, and the settings last until it ends; with autocommit off (the caller
+    runs its own transactions) nothing is changed. On SQLite nothing is opened (its
+    transactions here take the write lock, IMMEDIATE, which a read must not): each query
+    reads the newest state, so callers must not assume the reads agree."""
+    runs_own_transactions = not connection.in_atomic_block and not connection.get_autocommit()
+    if connection.vendor != "postgresql" or runs_own_transactions:
         yield
         return
     statements = (
