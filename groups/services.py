@@ -52,17 +52,22 @@ def group_snapshot(group: Group, user_ids: Sequence[int]) -> dict[str, Any]:
 # --- writing -------------------------------------------------------------------------------
 
 
-def _locked(group_id: int | None) -> Group:
+def _locked(group_id: int) -> Group:
     """The group `group_id` names, read and locked until the transaction ends (PostgreSQL), so
     two concurrent writes of one group do not interleave; SQLite's IMMEDIATE transactions
-    already serialise writers. 404 when there is none (an id no row can have, see
-    `id_from_path`, without a query)."""
-    locked = None
-    if group_id is not None:
-        locked = Group.objects.select_for_update().filter(pk=group_id).first()
+    already serialise writers. 404 when there is none."""
+    locked = Group.objects.select_for_update().filter(pk=group_id).first()
     if locked is None:
         raise NotFoundError(GROUP_NOT_FOUND)
     return locked
+
+
+def _require_id(group_id: int | None) -> int:
+    """404 at once for an id no group can have (`id_from_path`: `abc`, `0`, beyond 64 bits):
+    no query, and no wait for SQLite's write lock, which a transaction takes when it starts."""
+    if group_id is None:
+        raise NotFoundError(GROUP_NOT_FOUND)
+    return group_id
 
 
 def _name_taken_error(group: Group) -> NameExistsError | None:
@@ -148,6 +153,7 @@ def update_group(
     name and members. One `group-updated` event with the state before and after, none when
     nothing changed.
     """
+    group_id = _require_id(group_id)
     actor_name = audit_actor(actor)[0]
     with transaction.atomic():
         group = _locked(group_id)
@@ -226,6 +232,7 @@ def _replace_members(
 def delete_group(*, actor: object, group_id: int | None) -> None:
     """Deletes group `group_id` (404 when there is none), its memberships and its project roles;
     audit event `group-deleted`."""
+    group_id = _require_id(group_id)
     with transaction.atomic():
         group = _locked(group_id)
         pre_data = group_snapshot(group, list(group.memberships.values_list("user_id", flat=True)))

@@ -748,3 +748,27 @@ def test_put__query_count_is_constant(admin_client, django_assert_max_num_querie
 
     assert response.status_code == 200
     assert response.json()["userCount"] == members
+
+
+@pytest.mark.parametrize("method", ["put", "delete"])
+@pytest.mark.parametrize("group_id", ["abc", "0", "99999999999999999999"])
+def test_write_group__id_no_group_can_have__404_without_a_transaction(
+    admin_client, django_assert_num_queries, monkeypatch, method, group_id
+):
+    """No query but the token's, and no transaction opened: on SQLite a transaction first
+    waits for the write lock, which any other writer may be holding."""
+    admin_client.get("/api/admin/groups")  # the token's first use is recorded beforehand
+    opened = []
+    real_atomic = services.transaction.atomic
+    monkeypatch.setattr(
+        services.transaction, "atomic", lambda *a, **kw: opened.append(1) or real_atomic(*a, **kw)
+    )
+
+    with django_assert_num_queries(1) as captured:
+        response = getattr(admin_client, method)(
+            f"/api/admin/groups/{group_id}", {"name": "x"}, format="json"
+        )
+
+    assert_error(response, 404, "NotFoundError")
+    assert "apitoken" in captured.captured_queries[0]["sql"]
+    assert opened == []
