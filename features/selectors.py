@@ -7,6 +7,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db.models import (
+    CharField,
     Count,
     Exists,
     Func,
@@ -121,6 +122,29 @@ class JsonArrayLength(Func):
         return super().as_sql(compiler, connection, template=template, **extra_context)
 
 
+class UtcTimestampText(Func):
+    """A datetime column as the API writes it (`2026-01-02T03:04:05.123456Z`, the fraction left
+    out when it is zero, as DRF and orjson do), written by the database. Loading a timestamptz
+    into a Python datetime costs about 5 µs a value through Django's loader, most of the CPU
+    of a list of thousands of flags; the text costs a tenth of that."""
+
+    output_field = CharField()
+
+    def as_postgresql(self, compiler, connection, **extra_context):
+        utc = "(%(expressions)s AT TIME ZONE 'UTC')"
+        template = (
+            f"TO_CHAR({utc}, 'YYYY-MM-DD\"T\"HH24:MI:SS') || CASE WHEN "
+            f"MOD(EXTRACT(MICROSECONDS FROM {utc})::bigint, 1000000) = 0 THEN '' "
+            f"ELSE TO_CHAR({utc}, '.US') END || 'Z'"
+        )
+        return super().as_sql(compiler, connection, template=template, **extra_context)
+
+    def as_sqlite(self, compiler, connection, **extra_context):
+        # Django keeps datetimes in SQLite as UTC text, `YYYY-MM-DD HH:MM:SS[.ffffff]`.
+        template = "REPLACE(%(expressions)s, ' ', 'T') || 'Z'"
+        return super().as_sql(compiler, connection, template=template, **extra_context)
+
+
 def list_project_features(*, project_id: str, user: object) -> list[dict[str, Any]]:
     """The project's active flags as `projectFeatureSchema` shows them, oldest first (then by
     name), each with its tags (in the order they were added) and its environments (by sort
@@ -133,10 +157,14 @@ def list_project_features(*, project_id: str, user: object) -> list[dict[str, An
         flags = flags.annotate(favorite=Exists(favorites))
     else:
         flags = flags.annotate(favorite=Value(False))
+    flags = flags.annotate(
+        created_text=UtcTimestampText("created_at"), last_seen_text=UtcTimestampText("last_seen_at")
+    )
     of_flags = {"feature__project_id": project_id, "feature__archived_at__isnull": True}
     environments = (
         FeatureEnvironment.objects.filter(**of_flags)
         .annotate(
+            last_seen_text=UtcTimestampText("last_seen_at"),
             variant_count=JsonArrayLength("variants"),
             strategy_count=Count("strategies"),
             enabled_strategy_count=Count("strategies", filter=Q(strategies__disabled=False)),
@@ -153,8 +181,8 @@ def list_project_features(*, project_id: str, user: object) -> list[dict[str, An
                 "stale",
                 "favorite",
                 "impression_data",
-                "created_at",
-                "last_seen_at",
+                "created_text",
+                "last_seen_text",
             )
         )
         environment_rows = list(
@@ -165,7 +193,7 @@ def list_project_features(*, project_id: str, user: object) -> list[dict[str, An
                 "enabled",
                 "environment__sort_order",
                 "variant_count",
-                "last_seen_at",
+                "last_seen_text",
                 "strategy_count",
                 "enabled_strategy_count",
             )
