@@ -39,7 +39,6 @@ from itertools import groupby
 from time import monotonic
 from typing import Any
 
-import orjson
 import psycopg
 from django.conf import settings
 from django.db import connection
@@ -47,6 +46,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from features.models import Feature, FeatureType, ProjectFlagActivity, ProjectFlagCount
+from flagadmin.api.renderers import encode_json
 from flagadmin.db import read_snapshot
 from flagadmin.sql import column, table
 from projects.models import (
@@ -439,7 +439,7 @@ def _versions_sql(condition: str, vendor: str) -> str:
 
 def _encoded_rest(project: dict[str, Any]) -> bytes:
     """The project's entry encoded without its first key, `favorite` (see `_KeptEntry`)."""
-    encoded = orjson.dumps(project, option=orjson.OPT_UTC_Z)
+    encoded = encode_json(project)
     return encoded[encoded.index(b",") + 1 :]
 
 
@@ -490,12 +490,7 @@ def projects_list_body(*, archived: bool, user_id: int | None) -> bytes:
     if max_age <= 0 or connection.in_atomic_block or not connection.get_autocommit():
         with _read_snapshot() as run:
             computed = _computed(run, scope=scope, now=timezone.now(), favorites_of=user_id)
-        # orjson writes what DRF's renderer writes (compact, UTF-8, datetimes as `...Z`) in a
-        # tenth of the time of the standard library's encoder and DRF's datetime handling.
-        return orjson.dumps(
-            {"version": 1, "projects": [project for project, _ in computed]},
-            option=orjson.OPT_UTC_Z,
-        )
+        return encode_json({"version": 1, "projects": [project for project, _ in computed]})
     versions_sql = _versions_sql(scope_condition(scope), connection.vendor)
     params = {"user": user_id}
     # Most reads find every entry kept: one statement, outside any transaction.

@@ -5,7 +5,6 @@ from __future__ import annotations
 import uuid
 from urllib.parse import quote
 
-import orjson
 from django.db.models import QuerySet
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -36,6 +35,7 @@ from features.strategy_services import (
 from flagadmin import permissions as perms
 from flagadmin.api.errors import NotFoundError
 from flagadmin.api.lookups import get_or_404
+from flagadmin.api.renderers import encode_json
 from flagadmin.api.views import AdminApiMixin
 from flagadmin.names import URL_SAFE_CHARACTERS
 from flagadmin.schema import error_responses
@@ -146,9 +146,8 @@ class ProjectFeatureViewSet(AdminApiMixin, viewsets.ViewSet):
     def list(self, request: Request, projectId: str) -> HttpResponse:
         get_project_or_404(projectId)
         features = list_project_features(project_id=projectId, user=request.user)
-        # orjson writes what DRF's renderer writes (compact, UTF-8, datetimes as `...Z`), in a
-        # tenth of its time: this answer runs to megabytes at thousands of flags.
-        body = orjson.dumps({"version": 2, "features": features}, option=orjson.OPT_UTC_Z)
+        # Megabytes at thousands of flags: plain data, encoded in one call.
+        body = encode_json({"version": 2, "features": features})
         return HttpResponse(body, content_type="application/json")
 
     @extend_schema(
