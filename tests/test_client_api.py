@@ -199,14 +199,21 @@ def test_client_features__if_none_match_forms__304(flag, if_none_match):
     response = client.get(CLIENT_FEATURES, HTTP_IF_NONE_MATCH=if_none_match.format(etag=etag))
 
     assert response.status_code == 304
+    assert response.content == b""
     assert response["ETag"] == etag
 
 
 @pytest.mark.parametrize("if_none_match", ['"nope"', 'W/"nope"', "", "W/"])
 def test_client_features__if_none_match_names_another__200(flag, if_none_match):
-    response = sdk().get(CLIENT_FEATURES, HTTP_IF_NONE_MATCH=if_none_match)
+    client = sdk()
+    full = client.get(CLIENT_FEATURES)
+
+    response = client.get(CLIENT_FEATURES, HTTP_IF_NONE_MATCH=if_none_match)
 
     assert response.status_code == 200
+    assert response["ETag"] == full["ETag"]
+    assert response.content == full.content
+    assert [f["name"] for f in response.json()["features"]] == [flag]
 
 
 def test_client_features__other_etag__200(flag):
