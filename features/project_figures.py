@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, time, timedelta
 from functools import cache, lru_cache
 from itertools import groupby
 from time import monotonic
@@ -45,7 +45,13 @@ from django.db import connection
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from features.models import Feature, FeatureType, ProjectFlagActivity, ProjectFlagCount
+from features.models import (
+    Feature,
+    FeatureType,
+    ProjectFlagActivity,
+    ProjectFlagCount,
+    ProjectFlagDay,
+)
 from flagadmin.api.renderers import encode_json
 from flagadmin.db import read_snapshot
 from flagadmin.sql import column, table
@@ -117,16 +123,115 @@ def _cutoff(vendor: str, group: int, lifetime: timedelta) -> str:
     return f"%(cutoff_{group})s"
 
 
+def _cutoff_day(vendor: str, group: int, lifetime: timedelta) -> tuple[str, str]:
+    """The SQL for the day (UTC) of `_cutoff`, and for the end of that day."""
+    if vendor == "postgresql":
+        day = f"CAST(({_cutoff(vendor, group, lifetime)}) AT TIME ZONE 'UTC' AS DATE)"
+        return day, f"CAST({day} + 1 AS TIMESTAMP) AT TIME ZONE 'UTC'"
+    return f"%(cutoff_day_{group})s", f"%(cutoff_day_end_{group})s"
+
+
+def _young_flags(vendor: str, group: int, types: Sequence[str], *extra: str) -> str:
+    """The condition on flags `f` that are neither archived nor stale, of one of `types`,
+    younger than the lifetime of group `group`, and matching `extra`."""
+    type_column = f"f.{column(Feature, 'type')}"
+    cutoff = _cutoff(vendor, group, lifetime_groups()[group][0])
+    return " AND ".join(
+        (
+            f"f.{column(Feature, 'archived_at')} IS NULL",
+            f"f.{column(Feature, 'stale')} = FALSE",
+            f"{type_column} = {literal(types[0])}"
+            if len(types) == 1
+            else f"{type_column} IN ({', '.join(literal(name) for name in types)})",
+            f"f.{column(Feature, 'created_at')} >= {cutoff}",
+            *extra,
+        )
+    )
+
+
+@cache
+def _fresh_joins(vendor: str) -> str:
+    """Per lifetime group g, `fresh_g`: each project's young flags of the group (`young`) and
+    the oldest one's creation time (`first`), from one range scan of `feature_fresh` (type,
+    created_at) over the last 7 or 40 days."""
+    project, created_at = column(Feature, "project"), column(Feature, "created_at")
+    return "".join(
+        f"""
+  LEFT JOIN (SELECT f.{project} AS project_id, COUNT(*) AS young, MIN(f.{created_at}) AS first
+               FROM {table(Feature)} f
+              WHERE {_young_flags(vendor, g, types)}
+              GROUP BY f.{project}) fresh_{g} ON fresh_{g}.project_id = p.{column(Project, "id")}"""
+        for g, (_, types) in enumerate(lifetime_groups())
+    )
+
+
+@cache
+def _young_per_project(vendor: str) -> tuple[list[str], list[str]]:
+    """Per lifetime group, two expressions on project `p`: how many young flags it has, and
+    the oldest one's creation time. Per type (so that each reads one range of an index,
+    whatever the planner estimates): the count sums the project's `ProjectFlagDay` rows after
+    the cutoff's day and counts the flags of that day after the cutoff, in the
+    `feature_project_state` index (project, archived, stale, type, created_at); the oldest is
+    the first entry of that index after the cutoff."""
+    days, feature = table(ProjectFlagDay), table(Feature)
+    project_id = f"p.{column(Project, 'id')}"
+    of_project = f"f.{column(Feature, 'project')} = {project_id}"
+    created_at = f"f.{column(Feature, 'created_at')}"
+
+    # The index's own order: the same as by creation time alone where every other column is
+    # fixed, but PostgreSQL does not take `archived_at IS NULL` as fixing a column, and would
+    # sort every young flag to find the first.
+    index_order = ", ".join(
+        f"f.{column(Feature, field)}"
+        for field in ("project", "archived_at", "stale", "type", "created_at")
+    )
+
+    def day_column(field: str) -> str:
+        return f"d.{column(ProjectFlagDay, field)}"
+
+    young, first = [], []
+    for group, (lifetime, types) in enumerate(lifetime_groups()):
+        day, day_end = _cutoff_day(vendor, group, lifetime)
+        counts, firsts = [], []
+        for name in types:
+            counts.append(
+                f"COALESCE((SELECT SUM({day_column('total')}) FROM {days} d"
+                f" WHERE {day_column('project')} = {project_id}"
+                f" AND {day_column('type')} = {literal(name)} AND {day_column('day')} > {day}), 0)"
+            )
+            counts.append(
+                f"(SELECT COUNT(*) FROM {feature} f WHERE "
+                + _young_flags(vendor, group, (name,), of_project, f"{created_at} < {day_end}")
+                + ")"
+            )
+            firsts.append(
+                f"SELECT {created_at} FROM {feature} f WHERE "
+                + _young_flags(vendor, group, (name,), of_project)
+                + f" ORDER BY {index_order} LIMIT 1"
+            )
+        young.append(" + ".join(counts))
+        first.append(
+            firsts[0]
+            if len(firsts) == 1
+            else "SELECT MIN(t.first) FROM ("
+            + " UNION ALL ".join(f"SELECT ({query}) AS first" for query in firsts)
+            + ") t"
+        )
+    return young, first
+
+
 @lru_cache(maxsize=128)
-def _figures_sql(condition: str, vendor: str, aging: bool = False) -> str:
+def _figures_sql(condition: str, vendor: str, aging: bool = False, few: bool = False) -> str:
     """The projects matching `condition` with their figures (see the module's docstring), in
     `vendor`'s dialect; with `aging`, followed by each lifetime's oldest young flag's creation
     time. Constants of the code are literals; `condition`'s parameters are named
-    (`%(name)s`) and `_params` gives their values."""
-    feature, flag_count, project = table(Feature), table(ProjectFlagCount), table(Project)
+    (`%(name)s`) and `_params` gives their values.
 
-    def f(field: str) -> str:
-        return f"f.{column(Feature, field)}"
+    `few`: for a condition that matches a few projects (by id), whose young flags are counted
+    per project from `ProjectFlagDay` (a sum over the days after the cutoff's day, and the
+    flags of that day after the cutoff, one range of an index) rather than read one by one
+    for every project in one scan, which is what suits the whole list."""
+    flag_count, project = table(ProjectFlagCount), table(Project)
 
     def c(field: str) -> str:
         return f"c.{column(ProjectFlagCount, field)}"
@@ -139,29 +244,29 @@ def _figures_sql(condition: str, vendor: str, aging: bool = False) -> str:
     def types_in(column: str, group: int) -> str:
         return f"{column} IN ({', '.join(literal(name) for name in groups[group][1])})"
 
-    aging = "".join(
+    aging_sums = "".join(
         f",\n              SUM(CASE WHEN {c('stale')} = FALSE AND {types_in(c('type'), g)}"
         f" THEN {c('total')} ELSE 0 END) AS aging_{g}"
         for g in range(len(groups))
     )
-    potentially_stale = " + ".join(
-        f"COALESCE(counted.aging_{g}, 0) - COALESCE(fresh_{g}.young, 0)" for g in range(len(groups))
-    )
-    # When the oldest of them outlives its type's lifetime, the figures change with no write.
-    firsts = "".join(f", fresh_{g}.first" for g in range(len(groups))) if aging else ""
-    # Per lifetime, its types' flags younger than it: one range scan of `feature_fresh`
-    # (type, created_at) each, over the last 7 or 40 days only.
-    fresh_joins = "".join(
-        f"""
-  LEFT JOIN (SELECT {f("project")} AS project_id, COUNT(*) AS young,
-                    MIN({f("created_at")}) AS first
-               FROM {feature} f
-              WHERE {f("archived_at")} IS NULL AND {f("stale")} = FALSE
-                AND {types_in(f("type"), g)}
-                AND {f("created_at")} >= {_cutoff(vendor, g, groups[g][0])}
-              GROUP BY {f("project")}) fresh_{g} ON fresh_{g}.project_id = {p("id")}"""
-        for g in range(len(groups))
-    )
+    if few:
+        young, first = _young_per_project(vendor)
+        potentially_stale = " + ".join(
+            f"COALESCE(counted.aging_{g}, 0) - ({young[g]})" for g in range(len(groups))
+        )
+        firsts = "".join(f", ({first[g]})" for g in range(len(groups))) if aging else ""
+        fresh_joins = ""
+    else:
+        potentially_stale = " + ".join(
+            f"COALESCE(counted.aging_{g}, 0) - COALESCE(fresh_{g}.young, 0)"
+            for g in range(len(groups))
+        )
+        # When the oldest of them outlives its type's lifetime, the figures change with no
+        # write.
+        firsts = "".join(f", fresh_{g}.first" for g in range(len(groups))) if aging else ""
+        # Per lifetime, its types' flags younger than it: one range scan of `feature_fresh`
+        # (type, created_at) each, over the last 7 or 40 days only.
+        fresh_joins = _fresh_joins(vendor)
     return f"""
 SELECT {p("id")}, {p("name")}, {p("description")}, {p("mode")}, {p("default_stickiness")},
        {p("created_at")}, {p("updated_at")}, {p("archived_at")},
@@ -172,7 +277,7 @@ SELECT {p("id")}, {p("name")}, {p("description")}, {p("mode")}, {p("default_stic
        activity.{column(ProjectFlagActivity, "last_flag_seen_at")}{firsts}
   FROM {project} p
   LEFT JOIN (SELECT {c("project")} AS project_id, SUM({c("total")}) AS flags,
-              SUM(CASE WHEN {c("stale")} = TRUE THEN {c("total")} ELSE 0 END) AS stale{aging}
+              SUM(CASE WHEN {c("stale")} = TRUE THEN {c("total")} ELSE 0 END) AS stale{aging_sums}
                FROM {flag_count} c
               GROUP BY {c("project")}) counted ON counted.project_id = {p("id")}{fresh_joins}
   LEFT JOIN {table(ProjectMemberCount)} members
@@ -189,7 +294,11 @@ def _params(now: datetime, project_id: str | None, ids: Sequence[str]) -> dict[s
     params.update({f"id_{index}": value for index, value in enumerate(ids)})
     if connection.vendor != "postgresql":
         for group, (lifetime, _) in enumerate(lifetime_groups()):
-            params[f"cutoff_{group}"] = connection.ops.adapt_datetimefield_value(now - lifetime)
+            cutoff = (now - lifetime).astimezone(UTC)
+            day_end = datetime.combine(cutoff.date() + timedelta(days=1), time(), UTC)
+            params[f"cutoff_{group}"] = connection.ops.adapt_datetimefield_value(cutoff)
+            params[f"cutoff_day_{group}"] = cutoff.date().isoformat()
+            params[f"cutoff_day_end_{group}"] = connection.ops.adapt_datetimefield_value(day_end)
     return params
 
 
@@ -286,6 +395,10 @@ def _read_snapshot(*, one_statement: bool = False) -> Iterator[Run]:
         yield _run_postgresql
 
 
+# The most projects by id whose statements are kept prepared (see `_computed`).
+PREPARED_IDS_MAX = 4
+
+
 def _computed(
     run: Run,
     *,
@@ -301,13 +414,19 @@ def _computed(
     outlives its type's lifetime (None: never; always None without `aging`, which costs about
     2 µs a project)."""
     condition = scope_condition(scope, len(ids))
-    statements = [_figures_sql(condition, connection.vendor, aging), owners_sql(condition)]
+    few = scope in ("one", "ids")
+    statements = [_figures_sql(condition, connection.vendor, aging, few), owners_sql(condition)]
     if favorites_of is not None:
         statements.append(_favorites_sql())
     params = _params(now, project_id, ids) | {"user": favorites_of}
-    # The lists' statements have no parameter (the favorites' only the user's id): prepared.
+    # Prepared: the lists' statements, which have no parameter (the favorites' only the
+    # user's id), and those of a few projects by id, which the kept list runs for the projects
+    # written since its last read (planning them cost more than running them: 2-3 ms against
+    # under 1 for a project's figures). Not those of many ids: one statement text per count.
     rows, owners_rows, *favorite_rows = run(
-        statements, params, prepare=scope in ("active", "archived")
+        statements,
+        params,
+        prepare=scope in ("active", "archived") or len(ids) <= PREPARED_IDS_MAX,
     )
     if connection.vendor != "postgresql":
         rows = [_aware(row) for row in rows]

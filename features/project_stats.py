@@ -1,7 +1,7 @@
-"""The per-project figures the database keeps (`ProjectFlagCount`, `ProjectFlagActivity`)
-against the rows they summarise.
+"""The per-project figures the database keeps (`ProjectFlagCount`, `ProjectFlagDay`,
+`ProjectFlagActivity`) against the rows they summarise.
 
-The triggers of migrations 0007 and 0008 keep them; this module recomputes them from the flags
+The triggers of migrations 0007, 0008 and 0012 keep them; this module recomputes them from the flags
 and the audit events, to check them (tests, the benchmark) and to repair them
 (`manage.py repairprojectstats`), for example after rows were written with the triggers off (a
 restore with `session_replication_role = replica`, an `ALTER TABLE ... DISABLE TRIGGER`).
@@ -9,17 +9,19 @@ restore with `session_replication_role = replica`, an `ALTER TABLE ... DISABLE T
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, date, datetime
 
 from django.db import transaction
 from django.db.models import Count, Exists, Max, OuterRef, Subquery
+from django.db.models.functions import TruncDate
 
-from features.models import Feature, ProjectFlagActivity, ProjectFlagCount
+from features.models import Feature, ProjectFlagActivity, ProjectFlagCount, ProjectFlagDay
 from flagadmin.models import AuditEvent
 from flagadmin.sql import lock_tables_against_writes
 from projects.models import Project
 
 CountKey = tuple[str, str, bool]  # (project id, flag type, stale)
+DayKey = tuple[str, str, date]  # (project id, flag type, day of creation in UTC)
 Activity = tuple[datetime | None, datetime | None]  # (last flag event, last flag usage)
 
 
@@ -41,6 +43,25 @@ def stored() -> dict[CountKey, int]:
         "project_id", "type", "stale", "total"
     )
     return {(project, kind, stale): total for project, kind, stale, total in rows}
+
+
+def recounted_days() -> dict[DayKey, int]:
+    """The flags that are neither archived nor stale, by project, type and day of creation
+    (UTC)."""
+    rows = (
+        Feature.objects.filter(archived_at__isnull=True, stale=False)
+        .annotate(day=TruncDate("created_at", tzinfo=UTC))
+        .order_by()
+        .values_list("project_id", "type", "day")
+        .annotate(total=Count("pk"))
+    )
+    return {(project, kind, day): total for project, kind, day, total in rows}
+
+
+def stored_days() -> dict[DayKey, int]:
+    """The day counts as stored, without the zeros."""
+    rows = ProjectFlagDay.objects.exclude(total=0).values_list("project_id", "type", "day", "total")
+    return {(project, kind, day): total for project, kind, day, total in rows}
 
 
 def recomputed_activity() -> dict[str, Activity]:
@@ -69,10 +90,15 @@ def stored_activity() -> dict[str, Activity]:
     return {pk: (event, seen) for pk, event, seen in rows if event or seen}
 
 
-def repair() -> tuple[dict[CountKey, tuple[int, int]], dict[str, tuple[Activity, Activity]]]:
+def repair() -> tuple[
+    dict[CountKey, tuple[int, int]],
+    dict[DayKey, tuple[int, int]],
+    dict[str, tuple[Activity, Activity]],
+]:
     """Make the stored figures equal to a recomputation; returns those that were wrong, as
-    (stored, recomputed). Writers of flags and events wait meanwhile (PostgreSQL: SHARE locks;
-    SQLite: the write lock), so that no write falls between the recomputation and the fix."""
+    (stored, recomputed): counts, day counts, times. Writers of flags and events wait
+    meanwhile (PostgreSQL: SHARE locks; SQLite: the write lock), so that no write falls
+    between the recomputation and the fix."""
     with transaction.atomic():
         lock_tables_against_writes(Feature, AuditEvent)
         actual, kept = recounted(), stored()
@@ -87,6 +113,18 @@ def repair() -> tuple[dict[CountKey, tuple[int, int]], dict[str, tuple[Activity,
             )
         ProjectFlagCount.objects.filter(total=0).delete()
 
+        actual_days, kept_days = recounted_days(), stored_days()
+        wrong_days = {
+            key: (kept_days.get(key, 0), actual_days.get(key, 0))
+            for key in actual_days.keys() | kept_days.keys()
+            if kept_days.get(key, 0) != actual_days.get(key, 0)
+        }
+        for (project, kind, day), (_, total) in wrong_days.items():
+            ProjectFlagDay.objects.update_or_create(
+                project_id=project, type=kind, day=day, defaults={"total": total}
+            )
+        ProjectFlagDay.objects.filter(total=0).delete()
+
         nothing: Activity = (None, None)
         actual_times, kept_times = recomputed_activity(), stored_activity()
         wrong_times = {
@@ -99,4 +137,4 @@ def repair() -> tuple[dict[CountKey, tuple[int, int]], dict[str, tuple[Activity,
                 project_id=pk,
                 defaults={"last_flag_event_at": event_at, "last_flag_seen_at": seen_at},
             )
-    return wrong_counts, wrong_times
+    return wrong_counts, wrong_days, wrong_times

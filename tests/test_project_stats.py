@@ -1,5 +1,5 @@
-"""The per-project figures the database keeps (`ProjectFlagCount`, `ProjectFlagActivity`, and the
-projects app's `ProjectMember`, `ProjectMemberCount`): equal
+"""The per-project figures the database keeps (`ProjectFlagCount`, `ProjectFlagDay`,
+`ProjectFlagActivity`, and the projects app's `ProjectMember`, `ProjectMemberCount`): equal
 to a recomputation from the rows after any mix of writes, through every path (API, services,
 Django ORM updates and deletes, events written directly), also under concurrent writers; and
 `manage.py repairprojectstats`."""
@@ -19,7 +19,13 @@ from django.db import IntegrityError, connection
 from django.utils import timezone
 
 from features import project_stats
-from features.models import Feature, FeatureType, ProjectFlagActivity, ProjectFlagCount
+from features.models import (
+    Feature,
+    FeatureType,
+    ProjectFlagActivity,
+    ProjectFlagCount,
+    ProjectFlagDay,
+)
 from features.services import archive_feature, create_feature, update_feature_metadata
 from flagadmin.api.principals import TokenPrincipal
 from flagadmin.models import AuditEvent, Role, TokenType, User
@@ -144,16 +150,19 @@ def test_project_stats__random_writes__equal_a_recomputation_and_the_list_agrees
     random_writes(rng, admin_client, projects, steps=80)
 
     assert project_stats.stored() == project_stats.recounted()
+    assert project_stats.stored_days() == project_stats.recounted_days()
     assert project_stats.stored_activity() == project_stats.recomputed_activity()
     listed = {p["id"]: p for p in admin_client.get("/api/admin/projects").json()["projects"]}
     for project in projects:
-        shown = listed[project]
-        figures = (
-            shown["featureCount"],
-            shown["staleFeatureCount"],
-            shown["potentiallyStaleFeatureCount"],
-        )
-        assert figures == figures_from_rows(project), project
+        # The whole list counts young flags one by one; one project's read, from the days.
+        one = admin_client.get(f"/api/admin/projects/{project}").json()
+        for shown in (listed[project], one):
+            figures = (
+                shown["featureCount"],
+                shown["staleFeatureCount"],
+                shown["potentiallyStaleFeatureCount"],
+            )
+            assert figures == figures_from_rows(project), project
 
 
 @concurrent_db
@@ -189,6 +198,7 @@ def test_project_stats__concurrent_writers__no_lost_update():
     assert results == [rounds] * 6
     assert Feature.objects.count() == 6 * rounds
     assert project_stats.stored() == project_stats.recounted()
+    assert project_stats.stored_days() == project_stats.recounted_days()
     assert project_stats.stored_activity() == project_stats.recomputed_activity()
 
 
@@ -218,6 +228,83 @@ def test_repairprojectstats__wrong_figures__recomputed():
 
 
 @pytest.mark.django_db
+def test_repairprojectstats__wrong_day_counts__recounted():
+    ProjectFactory(id="shop")
+    day = timezone.now().replace(year=2026, month=3, day=4, hour=5)
+    FeatureFactory.create_batch(2, project_id="shop", type="release", created_at=day)
+    FeatureFactory(project_id="shop", type="release", created_at=day, stale=True)
+    ProjectFlagDay.objects.filter(project_id="shop").update(total=5)
+    ProjectFlagDay.objects.create(project_id="shop", type="experiment", day=day.date(), total=1)
+    out = StringIO()
+
+    call_command("repairprojectstats", stdout=out)
+
+    assert out.getvalue().splitlines() == [
+        "shop: experiment flags created 2026-03-04, neither archived nor stale: 1 -> 0",
+        "shop: release flags created 2026-03-04, neither archived nor stale: 5 -> 2",
+        "Repaired 2 project figures.",
+    ]
+    assert project_stats.stored_days() == {("shop", "release", day.date()): 2}
+    assert not ProjectFlagDay.objects.filter(type="experiment").exists()
+
+
+@pytest.mark.django_db
+def test_project_figures__flags_around_each_cutoff__one_project_counts_as_the_list(
+    admin_client,
+):
+    # The potentially-stale count of one project (from the day counts and the flags of the
+    # cutoff's day) equals the whole list's (every young flag read) and a count of the rows,
+    # for flags on both sides of each lifetime's cutoff, at both ends of the cutoff's day,
+    # the day after it, now, and in the future; stale and archived ones do not count.
+    ProjectFactory(id="edges")
+    now = timezone.now()
+    for lifetime_type in ("operational", "release", "experiment"):
+        cutoff = now - FeatureType(lifetime_type).expected_lifetime
+        day_start = cutoff.replace(hour=0, minute=0, second=0, microsecond=0)
+        moments = [
+            day_start + timedelta(seconds=1),
+            cutoff - timedelta(minutes=2),
+            cutoff + timedelta(minutes=2),
+            day_start + timedelta(days=1, seconds=-1),
+            day_start + timedelta(days=1, seconds=1),
+            now - timedelta(hours=1),
+            now + timedelta(days=2),
+        ]
+        for index, moment in enumerate(moments):
+            for kind in (lifetime_type, "kill-switch"):
+                FeatureFactory(project_id="edges", type=kind, created_at=moment)
+            FeatureFactory(
+                name=f"{lifetime_type}-stale-{index}",
+                project_id="edges",
+                type=lifetime_type,
+                created_at=moment,
+                stale=True,
+            )
+            FeatureFactory(
+                name=f"{lifetime_type}-archived-{index}",
+                project_id="edges",
+                type=lifetime_type,
+                created_at=moment,
+                archived_at=now,
+            )
+
+    listed = next(
+        p for p in admin_client.get("/api/admin/projects").json()["projects"] if p["id"] == "edges"
+    )
+    one = admin_client.get("/api/admin/projects/edges").json()
+
+    expected = figures_from_rows("edges")
+    assert expected[2] > 0
+    for shown in (listed, one):
+        assert (
+            shown["featureCount"],
+            shown["staleFeatureCount"],
+            shown["potentiallyStaleFeatureCount"],
+        ) == expected
+    assert project_stats.stored_days() == project_stats.recounted_days()
+
+
+@pytest.mark.django_db
 def test_repairprojectstats__figures_right__nothing_changed():
     FeatureFactory.create_batch(2, project_id="default")
     out = StringIO()
@@ -230,7 +317,13 @@ def test_repairprojectstats__figures_right__nothing_changed():
 
 FIGURE_TABLES = {
     model._meta.db_table
-    for model in (ProjectFlagActivity, ProjectFlagCount, ProjectMember, ProjectMemberCount)
+    for model in (
+        ProjectFlagActivity,
+        ProjectFlagCount,
+        ProjectFlagDay,
+        ProjectMember,
+        ProjectMemberCount,
+    )
 }
 
 
@@ -257,6 +350,7 @@ def test_flush__figure_tables_first__leaves_no_figures_behind():
 
     assert not ProjectFlagActivity.objects.exists()
     assert not ProjectFlagCount.objects.filter(total__gt=0).exists()
+    assert not ProjectFlagDay.objects.filter(total__gt=0).exists()
     assert not ProjectMember.objects.exists()
     assert not ProjectMemberCount.objects.filter(total__gt=0).exists()
 

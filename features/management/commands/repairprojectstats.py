@@ -9,7 +9,8 @@ from projects.services import redraw_list_versions
 
 class Command(BaseCommand):
     help = (
-        "Recount the flags of every project (by type and stale state), recompute when its "
+        "Recount the flags of every project (by type and stale state, and by type and day of "
+        "creation), recompute when its "
         "flags were last changed and used, recount its members, and fix the stored figures "
         "that differ; then draw a new version of every project's entry in the projects list, "
         "so that every worker computes them again. Writes of flags, audit events, role "
@@ -17,10 +18,15 @@ class Command(BaseCommand):
     )
 
     def handle(self, *args, **options) -> None:
-        wrong_counts, wrong_times = repair()
+        wrong_counts, wrong_days, wrong_times = repair()
         for (project, kind, stale), (was, now) in sorted(wrong_counts.items()):
             state = "stale" if stale else "not stale"
             self.stdout.write(f"{project}: {kind} flags, {state}: {was} -> {now}")
+        for (project, kind, day), (was, now) in sorted(wrong_days.items()):
+            self.stdout.write(
+                f"{project}: {kind} flags created {day.isoformat()}, neither archived nor "
+                f"stale: {was} -> {now}"
+            )
         for project, (was, now) in sorted(wrong_times.items()):
             self.stdout.write(f"{project}: last flag event, usage: {_times(was)} -> {_times(now)}")
         wrong_paths, wrong_members = member_stats.repair()
@@ -29,7 +35,7 @@ class Command(BaseCommand):
         for project, (was, now) in sorted(wrong_members.items()):
             self.stdout.write(f"{project}: members: {was} -> {now}")
         redraw_list_versions()
-        total = len(wrong_counts) + len(wrong_times) + len(wrong_paths) + len(wrong_members)
+        total = sum(map(len, (wrong_counts, wrong_days, wrong_times, wrong_paths, wrong_members)))
         self.stdout.write(
             f"Repaired {total} project figures."
             if total
