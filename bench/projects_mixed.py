@@ -47,6 +47,11 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=5, help="seconds discarded first")
     parser.add_argument("--no-seed", action="store_true", help="reuse the seeded database")
     parser.add_argument("--port", type=int, default=None, help="gunicorn's port (default: any)")
+    parser.add_argument(
+        "--no-coalesce",
+        action="store_true",
+        help="each list read computes its own body (PROJECTS_LIST_COALESCE=0)",
+    )
     args = parser.parse_args()
 
     url = args.database_url
@@ -104,6 +109,7 @@ def main() -> int:
         worker_class=worker_class,
         stack=args.stack,
         port=args.port,
+        env={"PROJECTS_LIST_COALESCE": "0"} if args.no_coalesce else None,
     ) as base_url:
         status, body = harness.fetch(base_url + LIST_PATH, {"Authorization": token})
         if status != 200:
@@ -124,7 +130,8 @@ def main() -> int:
         f"{'nginx + ' if args.stack == 'proxy' else ''}gunicorn "
         f"{args.workers} {worker_class} workers x {args.threads} threads; wrk "
         f"{args.list_connections} connections listing + {args.create_connections} creating, "
-        f"{args.duration} s measured after {args.warmup} s of warm-up"
+        f"{args.duration} s measured after {args.warmup} s of warm-up; concurrent list reads "
+        f"{'each computed' if args.no_coalesce else 'coalesced'}"
     )
     print(harness.format_result(f"GET {LIST_PATH}", results["list"]))
     print(

@@ -53,6 +53,7 @@ from features.models import (
     ProjectFlagDay,
 )
 from flagadmin.api.renderers import encode_json
+from flagadmin.coalesce import Coalescer
 from flagadmin.db import read_snapshot
 from flagadmin.sql import column, table
 from projects.models import (
@@ -610,6 +611,20 @@ def projects_list_body(*, archived: bool, user_id: int | None) -> bytes:
         with _read_snapshot() as run:
             computed = _computed(run, scope=scope, now=timezone.now(), favorites_of=user_id)
         return encode_json({"version": 1, "projects": [project for project, _ in computed]})
+    if not settings.PROJECTS_LIST_COALESCE:
+        return _kept_list_body(scope, user_id, max_age)
+    # Concurrent reads of the same list share one computation begun after they all arrived
+    # (flagadmin.coalesce): the body is the same for the same scope and caller.
+    return _list_bodies.run((scope, user_id), lambda: _kept_list_body(scope, user_id, max_age))
+
+
+# Per process: the reads of the projects list being computed, by scope and caller.
+_list_bodies: Coalescer[bytes] = Coalescer()
+
+
+def _kept_list_body(scope: str, user_id: int | None, max_age: float) -> bytes:
+    """The list's body from the kept entries and those computed again (see
+    `projects_list_body`)."""
     versions_sql = _versions_sql(scope_condition(scope), connection.vendor)
     params = {"user": user_id}
     # Most reads find every entry kept: one statement, outside any transaction.

@@ -1,0 +1,159 @@
+"""flagadmin.coalesce: threads asking for the same read at once share one computation, and never
+one that began before they asked; the projects list reads through it."""
+
+from __future__ import annotations
+
+import threading
+from itertools import count
+
+import pytest
+
+from flagadmin.coalesce import Coalescer
+from tests.concurrency import concurrent_db, run_together
+from tests.factories import FeatureFactory, ProjectFactory, make_token
+
+WAIT = 10  # seconds; only ever reached when the code under test is wrong
+
+
+def test_coalescer__callers_while_one_computes__share_the_next_computation():
+    coalescer: Coalescer[int] = Coalescer()
+    first_started, release_first = threading.Event(), threading.Event()
+    computations = count(1)
+
+    def compute() -> int:
+        number = next(computations)
+        if number == 1:
+            first_started.set()
+            assert release_first.wait(WAIT)
+        return number
+
+    first = threading.Thread(target=lambda: results.append(coalescer.run("key", compute)))
+    results: list[int] = []
+    first.start()
+    assert first_started.wait(WAIT)
+    # Five callers arrive while the first computation runs: they wait for it to end, then
+    # share one computation, which begins after all of them arrived.
+    waiting = [
+        threading.Thread(target=lambda: results.append(coalescer.run("key", compute)))
+        for _ in range(5)
+    ]
+    for thread in waiting:
+        thread.start()
+    release_first.set()
+    for thread in [first, *waiting]:
+        thread.join(WAIT)
+
+    assert sorted(results) == [1, 2, 2, 2, 2, 2]
+    assert next(computations) == 3  # two computations in all
+
+
+def test_coalescer__caller_after_a_computation_began__gets_a_later_one():
+    # What a caller gets was computed from a start after its arrival: it counts the writes
+    # made before the caller asked, here a counter read when the computation begins.
+    coalescer: Coalescer[int] = Coalescer()
+    writes = 0
+    started, release = threading.Event(), threading.Event()
+
+    def compute() -> int:
+        seen = writes
+        started.set()
+        assert release.wait(WAIT)
+        return seen
+
+    results: dict[str, int] = {}
+    early = threading.Thread(target=lambda: results.update(early=coalescer.run("k", compute)))
+    early.start()
+    assert started.wait(WAIT)
+    writes = 1  # committed after the first computation began, before the second caller asks
+    late = threading.Thread(target=lambda: results.update(late=coalescer.run("k", compute)))
+    late.start()
+    release.set()
+    early.join(WAIT)
+    late.join(WAIT)
+
+    assert results == {"early": 0, "late": 1}
+
+
+def test_coalescer__computation_fails__its_leader_raises_and_the_others_compute_again():
+    coalescer: Coalescer[str] = Coalescer()
+    blocker_started, release_blocker = threading.Event(), threading.Event()
+    calls = count(1)
+
+    def compute() -> str:
+        number = next(calls)
+        if number == 1:  # holds the key while the batch below forms
+            blocker_started.set()
+            assert release_blocker.wait(WAIT)
+            return "blocker"
+        if number == 2:  # the batch's shared computation
+            raise RuntimeError("database gone")
+        return "own"
+
+    outcomes: list[str] = []
+
+    def call() -> None:
+        try:
+            outcomes.append(coalescer.run("key", compute))
+        except RuntimeError as exc:
+            outcomes.append(f"raised: {exc}")
+
+    blocker = threading.Thread(target=call)
+    blocker.start()
+    assert blocker_started.wait(WAIT)
+    batch = [threading.Thread(target=call) for _ in range(3)]
+    for thread in batch:
+        thread.start()
+    release_blocker.set()
+    for thread in [blocker, *batch]:
+        thread.join(WAIT)
+
+    assert sorted(outcomes) == ["blocker", "own", "own", "raised: database gone"]
+
+
+def test_coalescer__different_keys__computed_apart():
+    coalescer: Coalescer[str] = Coalescer()
+
+    assert coalescer.run(("active", 1), lambda: "user 1") == "user 1"
+    assert coalescer.run(("active", 2), lambda: "user 2") == "user 2"
+    assert coalescer.run(("active", 1), lambda: "again") == "again"
+    # Nothing is kept once no computation is running or waiting.
+    assert coalescer._open == {}
+    assert coalescer._newest == {}
+
+
+@concurrent_db
+@pytest.mark.usefixtures("seeded_rows_back_after_module")
+def test_list_projects__concurrent_reads_and_writes__each_read_sees_the_writes_before_it():
+    # Readers list projects in threads while a writer creates flags; every list that starts
+    # after the n-th creation answered shows at least n flags (coalesced reads included).
+    from rest_framework.test import APIClient
+
+    from flagadmin.models import TokenType
+
+    ProjectFactory(id="busy")
+    token = make_token(TokenType.ADMIN, name="readers")[1]
+    created = 0
+    lock = threading.Lock()
+
+    def work(index: int) -> list[str]:
+        nonlocal created
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=token)
+        problems = []
+        for step in range(15):
+            if index == 0:
+                FeatureFactory(project_id="busy", name=f"busy-{step}")
+                with lock:
+                    created += 1
+                continue
+            with lock:
+                before = created
+            response = client.get("/api/admin/projects")
+            busy = next(p for p in response.json()["projects"] if p["id"] == "busy")
+            if response.status_code != 200 or busy["featureCount"] < before:
+                problems.append(f"{response.status_code}: {busy['featureCount']} < {before}")
+        return problems
+
+    results = run_together(5, work)
+
+    assert results == [[]] * 5
