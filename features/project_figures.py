@@ -54,7 +54,7 @@ from features.models import (
 )
 from flagadmin.api.renderers import encode_json
 from flagadmin.coalesce import Coalescer
-from flagadmin.db import read_snapshot
+from flagadmin.db import in_callers_transaction, read_snapshot
 from flagadmin.sql import column, table
 from projects.models import (
     OWNER_NAMES,
@@ -607,7 +607,7 @@ def projects_list_body(*, archived: bool, user_id: int | None) -> bytes:
     max_age = settings.PROJECTS_LIST_ENTRY_MAX_AGE
     # Inside a caller's transaction, the caller's own writes may not have drawn their versions
     # yet (PostgreSQL draws them at commit): every entry is computed, and none kept.
-    if max_age <= 0 or connection.in_atomic_block or not connection.get_autocommit():
+    if max_age <= 0 or in_callers_transaction():
         with _read_snapshot() as run:
             computed = _computed(run, scope=scope, now=timezone.now(), favorites_of=user_id)
         return encode_json({"version": 1, "projects": [project for project, _ in computed]})

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from urllib.parse import quote
 
+from django.conf import settings
 from django.db.models import QuerySet
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -37,6 +38,9 @@ from flagadmin.api.errors import NotFoundError
 from flagadmin.api.lookups import get_or_404
 from flagadmin.api.renderers import encode_json
 from flagadmin.api.views import AdminApiMixin
+from flagadmin.coalesce import Coalescer
+from flagadmin.db import in_callers_transaction
+from flagadmin.models import User
 from flagadmin.names import URL_SAFE_CHARACTERS
 from flagadmin.schema import error_responses
 from projects.views import get_project_or_404
@@ -59,6 +63,10 @@ STRATEGY_ID = OpenApiParameter(
 CREATE_FEATURE_SCHEMA = CreateFeatureSchemaSerializer()
 FEATURE_SCHEMA = FeatureSchemaSerializer()
 STRATEGY_SCHEMA = FeatureStrategySchemaSerializer()
+
+
+# Per process: the reads of a project's flags being computed, by project and caller.
+_FLAG_LISTS: Coalescer[bytes] = Coalescer()
 
 
 def get_project_feature_or_404(
@@ -145,9 +153,19 @@ class ProjectFeatureViewSet(AdminApiMixin, viewsets.ViewSet):
     )
     def list(self, request: Request, projectId: str) -> HttpResponse:
         get_project_or_404(projectId)
-        features = list_project_features(project_id=projectId, user=request.user)
-        # Megabytes at thousands of flags: plain data, encoded in one call.
-        body = encode_json({"version": 2, "features": features})
+
+        def encoded() -> bytes:
+            features = list_project_features(project_id=projectId, user=request.user)
+            # Megabytes at thousands of flags: plain data, encoded in one call.
+            return encode_json({"version": 2, "features": features})
+
+        if in_callers_transaction() or not settings.PROJECTS_LIST_COALESCE:
+            return HttpResponse(encoded(), content_type="application/json")
+        # Concurrent reads of one project's flags by one caller (favorites) share one
+        # computation begun after they all arrived (flagadmin.coalesce): a project's thousands
+        # of flags are built once, not once per reader, in time and in memory.
+        favorites_of = request.user.pk if isinstance(request.user, User) else None
+        body = _FLAG_LISTS.run((projectId, favorites_of), encoded)
         return HttpResponse(body, content_type="application/json")
 
     @extend_schema(

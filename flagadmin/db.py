@@ -94,6 +94,13 @@ def outage_summary(exc: BaseException) -> str:
     return f"{type(cause).__name__}: {text[:200]}"
 
 
+def in_callers_transaction() -> bool:
+    """Whether the code runs inside a transaction its caller opened (an atomic block, or
+    autocommit off): what it reads may then include the caller's own uncommitted writes, so
+    it must not be shared with, nor taken from, another request."""
+    return connection.in_atomic_block or not connection.get_autocommit()
+
+
 @contextmanager
 def read_snapshot(*, local_settings: Sequence[str] = ()) -> Iterator[None]:
     """Every query of the block reads the same snapshot of the database, and none can write:

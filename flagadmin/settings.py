@@ -59,8 +59,9 @@ DB_PREPARED_STATEMENTS = env_bool("DB_PREPARED_STATEMENTS", True)
 # Seconds a worker keeps a project's encoded entry of the projects list at most; within that,
 # only while the project's version (ProjectListVersion) is the same. 0: compute every entry.
 PROJECTS_LIST_ENTRY_MAX_AGE = env_seconds("PROJECTS_LIST_ENTRY_MAX_AGE", 30)
-# Concurrent reads of the projects list in one worker share one computation that began after
-# they all arrived (flagadmin/coalesce.py); off: each read computes its own.
+# Concurrent reads of the projects list, or of one project's flags, in one worker share one
+# computation that began after they all arrived (flagadmin/coalesce.py); off: each read
+# computes its own.
 PROJECTS_LIST_COALESCE = env_bool("PROJECTS_LIST_COALESCE", True)
 
 
