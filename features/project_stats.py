@@ -10,6 +10,7 @@ restore with `session_replication_role = replica`, an `ALTER TABLE ... DISABLE T
 from __future__ import annotations
 
 from datetime import UTC, date, datetime
+from typing import Any
 
 from django.db import transaction
 from django.db.models import Count, Exists, Max, OuterRef, Subquery
@@ -90,6 +91,27 @@ def stored_activity() -> dict[str, Activity]:
     return {pk: (event, seen) for pk, event, seen in rows if event or seen}
 
 
+def _fix_totals(
+    model: type[ProjectFlagCount] | type[ProjectFlagDay],
+    key_fields: tuple[str, str, str],
+    actual: dict[Any, int],
+    kept: dict[Any, int],
+) -> dict[Any, tuple[int, int]]:
+    """Stores the recounted totals of `model` (rows keyed by `key_fields`) that differ from the
+    kept ones and deletes the rows left at zero; returns the differences as (kept, actual)."""
+    wrong = {
+        key: (kept.get(key, 0), actual.get(key, 0))
+        for key in actual.keys() | kept.keys()
+        if kept.get(key, 0) != actual.get(key, 0)
+    }
+    for key, (_, total) in wrong.items():
+        model.objects.update_or_create(
+            **dict(zip(key_fields, key, strict=True)), defaults={"total": total}
+        )
+    model.objects.filter(total=0).delete()
+    return wrong
+
+
 def repair() -> tuple[
     dict[CountKey, tuple[int, int]],
     dict[DayKey, tuple[int, int]],
@@ -101,29 +123,12 @@ def repair() -> tuple[
     between the recomputation and the fix."""
     with transaction.atomic():
         lock_tables_against_writes(Feature, AuditEvent)
-        actual, kept = recounted(), stored()
-        wrong_counts = {
-            key: (kept.get(key, 0), actual.get(key, 0))
-            for key in actual.keys() | kept.keys()
-            if kept.get(key, 0) != actual.get(key, 0)
-        }
-        for (project, kind, stale), (_, total) in wrong_counts.items():
-            ProjectFlagCount.objects.update_or_create(
-                project_id=project, type=kind, stale=stale, defaults={"total": total}
-            )
-        ProjectFlagCount.objects.filter(total=0).delete()
-
-        actual_days, kept_days = recounted_days(), stored_days()
-        wrong_days = {
-            key: (kept_days.get(key, 0), actual_days.get(key, 0))
-            for key in actual_days.keys() | kept_days.keys()
-            if kept_days.get(key, 0) != actual_days.get(key, 0)
-        }
-        for (project, kind, day), (_, total) in wrong_days.items():
-            ProjectFlagDay.objects.update_or_create(
-                project_id=project, type=kind, day=day, defaults={"total": total}
-            )
-        ProjectFlagDay.objects.filter(total=0).delete()
+        wrong_counts = _fix_totals(
+            ProjectFlagCount, ("project_id", "type", "stale"), recounted(), stored()
+        )
+        wrong_days = _fix_totals(
+            ProjectFlagDay, ("project_id", "type", "day"), recounted_days(), stored_days()
+        )
 
         nothing: Activity = (None, None)
         actual_times, kept_times = recomputed_activity(), stored_activity()
