@@ -521,9 +521,10 @@ class _KeptEntry:
     kept_at: float  # time.monotonic()
     valid_until: datetime | None  # see `_computed`
     sort_key: tuple[str, str]
-    # The entry encoded, without its first key ("favorite", which depends on the caller) and
-    # the brace before it: b'"id":"default",...}'.
-    encoded_rest: bytes
+    # The entry encoded twice, as a caller who marked the project as favorite sees it and as
+    # anyone else does: a response joins them without building either again.
+    encoded_favorite: bytes
+    encoded: bytes
 
 
 # Per process: project id -> its entry as last computed. Threads share it; a race between two
@@ -557,10 +558,11 @@ def _versions_sql(condition: str, vendor: str) -> str:
     )
 
 
-def _encoded_rest(project: dict[str, Any]) -> bytes:
-    """The project's entry encoded without its first key, `favorite` (see `_KeptEntry`)."""
-    encoded = encode_json(project)
-    return encoded[encoded.index(b",") + 1 :]
+def _encodings(project: dict[str, Any]) -> tuple[bytes, bytes]:
+    """The project's entry encoded with `favorite` true, and with it false (see
+    `_KeptEntry`)."""
+    rest = encode_json(project | {"favorite": False})[len(b'{"favorite":false,') :]
+    return b'{"favorite":true,' + rest, b'{"favorite":false,' + rest
 
 
 def _now(version_rows: list[tuple]) -> datetime:
@@ -641,12 +643,14 @@ def _kept_list_body(scope: str, user_id: int | None, max_age: float) -> bytes:
             for project, valid_until in _computed(
                 run, scope="ids", now=now, ids=list(missing), aging=True
             ):
+                encoded_favorite, encoded = _encodings(project)
                 entry = _KeptEntry(
                     version=missing[project["id"]],
                     kept_at=kept_at,
                     valid_until=valid_until,
                     sort_key=(project["name"].casefold(), project["id"]),
-                    encoded_rest=_encoded_rest(project),
+                    encoded_favorite=encoded_favorite,
+                    encoded=encoded,
                 )
                 entries.append(entry)
                 # A project without a version (none should be) is computed on every read.
@@ -663,9 +667,12 @@ def _kept_list_body(scope: str, user_id: int | None, max_age: float) -> bytes:
         (
             b'{"version":1,"projects":[',
             b",".join(
-                (b'{"favorite":true,' if entry.sort_key[1] in favorites else b'{"favorite":false,')
-                + entry.encoded_rest
-                for entry in entries
+                [
+                    entry.encoded_favorite if entry.sort_key[1] in favorites else entry.encoded
+                    for entry in entries
+                ]
+                if favorites
+                else [entry.encoded for entry in entries]
             ),
             b"]}",
         )
