@@ -55,17 +55,22 @@ class Coalescer(Generic[T]):
         if not leads:
             batch.done.wait()
             return compute() if batch.failed else batch.result  # type: ignore[return-value]
-        if batch.after is not None:
-            batch.after.done.wait()
-        with self._lock:
-            # Closed: whoever asks from now on waits for the next batch, whose computation
-            # begins after this one's.
-            del self._open[key]
-        batch.after = None  # nothing more to wait for; lets the previous batch be freed
         try:
+            if batch.after is not None:
+                batch.after.done.wait()
+            with self._lock:
+                # Closed: whoever asks from now on waits for the next batch, whose computation
+                # begins after this one's.
+                del self._open[key]
+            batch.after = None  # nothing more to wait for; lets the previous batch be freed
             batch.result = compute()
         except BaseException:
+            # Also when interrupted while waiting: the batch must not stay open with nobody
+            # to compute it.
             batch.failed = True
+            with self._lock:
+                if self._open.get(key) is batch:
+                    del self._open[key]
             raise
         finally:
             batch.done.set()

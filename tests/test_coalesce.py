@@ -110,6 +110,53 @@ def test_coalescer__computation_fails__its_leader_raises_and_the_others_compute_
     assert sorted(outcomes) == ["blocker", "own", "own", "raised: database gone"]
 
 
+class Interrupted(BaseException):
+    """Stands for an interruption (KeyboardInterrupt, SystemExit) in the middle of a wait."""
+
+
+class _InterruptedWait:
+    """A batch's `done` whose waiters are interrupted; setting it still works."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        raise Interrupted
+
+    def set(self) -> None:
+        self._event.set()
+
+
+def test_coalescer__leader_interrupted_while_waiting__no_batch_left_open():
+    coalescer: Coalescer[str] = Coalescer()
+    started, release = threading.Event(), threading.Event()
+
+    def blocking() -> str:
+        started.set()
+        assert release.wait(WAIT)
+        return "first"
+
+    first = threading.Thread(target=lambda: coalescer.run("key", blocking))
+    first.start()
+    assert started.wait(WAIT)
+    # The next caller leads the next batch and is interrupted while it waits for the first.
+    coalescer._newest["key"].done = _InterruptedWait()  # type: ignore[assignment]
+    with pytest.raises(Interrupted):
+        coalescer.run("key", lambda: "never")
+    release.set()
+    first.join(WAIT)
+    # A later caller is not left waiting for a batch nobody computes.
+    results: list[str] = []
+    later = threading.Thread(
+        target=lambda: results.append(coalescer.run("key", lambda: "later")), daemon=True
+    )
+    later.start()
+    later.join(WAIT)
+
+    assert results == ["later"]
+    assert (coalescer._open, coalescer._newest) == ({}, {})
+
+
 def test_coalescer__different_keys__computed_apart():
     coalescer: Coalescer[str] = Coalescer()
 
