@@ -18,7 +18,7 @@ from django.core.management.color import no_style
 from django.db import IntegrityError, connection
 from django.utils import timezone
 
-from features import project_stats
+from features import project_figures, project_stats
 from features.models import (
     Feature,
     FeatureType,
@@ -249,13 +249,17 @@ def test_repairprojectstats__wrong_day_counts__recounted():
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize("few_ids_max", [0, project_figures.FEW_IDS_MAX])
 def test_project_figures__flags_around_each_cutoff__one_project_counts_as_the_list(
-    admin_client,
+    admin_client, monkeypatch, few_ids_max
 ):
     # The potentially-stale count of one project (from the day counts and the flags of the
     # cutoff's day) equals the whole list's (every young flag read) and a count of the rows,
     # for flags on both sides of each lifetime's cutoff, at both ends of the cutoff's day,
-    # the day after it, now, and in the future; stale and archived ones do not count.
+    # the day after it, now, and in the future; stale and archived ones do not count. So do
+    # the figures of projects by id (the kept list's entries computed again), counted per
+    # project (up to FEW_IDS_MAX ids) or in the list's scan (more; 0 sends every read there).
+    monkeypatch.setattr(project_figures, "FEW_IDS_MAX", few_ids_max)
     ProjectFactory(id="edges")
     now = timezone.now()
     for lifetime_type in ("operational", "release", "experiment"):
@@ -292,10 +296,17 @@ def test_project_figures__flags_around_each_cutoff__one_project_counts_as_the_li
         p for p in admin_client.get("/api/admin/projects").json()["projects"] if p["id"] == "edges"
     )
     one = admin_client.get("/api/admin/projects/edges").json()
+    by_id = next(
+        p
+        for p in project_figures.compute_projects(
+            scope="ids", now=timezone.now(), ids=["edges", "default"]
+        )
+        if p["id"] == "edges"
+    )
 
     expected = figures_from_rows("edges")
     assert expected[2] > 0
-    for shown in (listed, one):
+    for shown in (listed, one, by_id):
         assert (
             shown["featureCount"],
             shown["staleFeatureCount"],
