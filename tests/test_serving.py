@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from django.http import HttpResponse
 from django.test import RequestFactory
+from gunicorn.config import Config
 
 from flagadmin.client_address import ClientAddressFromLocalProxyMiddleware
 from flagadmin.serving import MAX_BODY_BYTES, PROXY_ERRORS, gunicorn_command, nginx_config
@@ -94,6 +95,14 @@ def test_gunicorn_command__gthread_workers_on_the_socket(tmp_path):
     ]
     assert command[command.index("--worker-class") + 1] == "gthread"
     assert command[command.index("--threads") + 1] == "8"
+
+
+def test_gunicorn_command__no_access_log_of_its_own(tmp_path):
+    # nginx writes the access log; one from gunicorn, even to /dev/null, is formatted line by
+    # line on every request.
+    parsed = Config().parser().parse_args(gunicorn_command(tmp_path / "g.sock", 2, 8)[1:])
+
+    assert parsed.accesslog is None
 
 
 @pytest.mark.parametrize(
