@@ -678,8 +678,6 @@ def _kept_list_body(scope: str, user_id: int | None, max_age: float) -> bytes:
                     entry.encoded_favorite if entry.sort_key[1] in favorites else entry.encoded
                     for entry in entries
                 ]
-                if favorites
-                else [entry.encoded for entry in entries]
             ),
             b"]}",
         )

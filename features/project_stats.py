@@ -18,6 +18,7 @@ from django.db.models.functions import TruncDate
 
 from features.models import Feature, ProjectFlagActivity, ProjectFlagCount, ProjectFlagDay
 from flagadmin.models import AuditEvent
+from flagadmin.recount import differing
 from flagadmin.sql import lock_tables_against_writes
 from projects.models import Project
 
@@ -99,11 +100,7 @@ def _fix_totals(
 ) -> dict[Any, tuple[int, int]]:
     """Stores the recounted totals of `model` (rows keyed by `key_fields`) that differ from the
     kept ones and deletes the rows left at zero; returns the differences as (kept, actual)."""
-    wrong = {
-        key: (kept.get(key, 0), actual.get(key, 0))
-        for key in actual.keys() | kept.keys()
-        if kept.get(key, 0) != actual.get(key, 0)
-    }
+    wrong = differing(actual, kept)
     for key, (_, total) in wrong.items():
         model.objects.update_or_create(
             **dict(zip(key_fields, key, strict=True)), defaults={"total": total}

@@ -10,6 +10,7 @@ from collections import Counter
 from django.db import transaction
 
 from flagadmin.models import Role
+from flagadmin.recount import differing
 from flagadmin.sql import lock_tables_against_writes
 from groups.models import GroupMembership
 from projects.models import ProjectMember, ProjectMemberCount, ProjectRoleAssignment
@@ -62,11 +63,7 @@ def repair() -> tuple[dict[MemberKey, tuple[int, int]], dict[str, tuple[int, int
     with transaction.atomic():
         lock_tables_against_writes(ProjectRoleAssignment, GroupMembership, Role)
         actual, kept = recounted_paths(), stored_paths()
-        wrong_paths = {
-            key: (kept.get(key, 0), actual.get(key, 0))
-            for key in actual.keys() | kept.keys()
-            if kept.get(key, 0) != actual.get(key, 0)
-        }
+        wrong_paths = differing(actual, kept)
         for (project, user), (_, paths) in wrong_paths.items():
             if paths:
                 ProjectMember.objects.update_or_create(
@@ -75,11 +72,7 @@ def repair() -> tuple[dict[MemberKey, tuple[int, int]], dict[str, tuple[int, int
             else:
                 ProjectMember.objects.filter(project_id=project, user_id=user).delete()
         actual_totals, kept_totals = recounted_totals(), stored_totals()
-        wrong_totals = {
-            project: (kept_totals.get(project, 0), actual_totals.get(project, 0))
-            for project in actual_totals.keys() | kept_totals.keys()
-            if kept_totals.get(project, 0) != actual_totals.get(project, 0)
-        }
+        wrong_totals = differing(actual_totals, kept_totals)
         for project, (_, total) in wrong_totals.items():
             ProjectMemberCount.objects.update_or_create(
                 project_id=project, defaults={"total": total}

@@ -24,8 +24,9 @@ SYSTEM_OWNER: dict[str, str] = {"ownerType": "system"}
 @lru_cache(maxsize=128)
 def owners_sql(condition: str) -> str:
     """Owner role assignments (role `Role.OWNER`) of the projects `p` matching `condition`, by
-    assignment time, then id (`owner_rows` puts users before groups). Reached from the
-    projects through `project_role_project_role` (project, role)."""
+    assignment time, then id. Reached from the projects through `project_role_project_role`
+    (project, role). Users before groups is left to `owner_rows`: with it (a CASE first) the
+    sort cost PostgreSQL 0.9 ms at 1,000 projects, most of the statement; without, 0.3 ms."""
 
     def a(field: str) -> str:
         return f"a.{column(ProjectRoleAssignment, field)}"
@@ -40,13 +41,8 @@ SELECT {a("project")}, {a("user")}, u.{user_column["name"]}, u.{user_column["use
   LEFT JOIN {table(User)} u ON u.{user_column["id"]} = {a("user")}
   LEFT JOIN {table(Group)} g ON g.{column(Group, "id")} = {a("group")}
  WHERE {condition}
-{_OWNERS_ORDER.format(created_at=a("created_at"), id=a("id"))}
+ ORDER BY {a("created_at")}, {a("id")}
 """
-
-
-# Users before groups is left to `owner_rows`: with it (a CASE first) the sort cost PostgreSQL
-# 0.9 ms at 1,000 projects, most of the statement; without, 0.3 ms.
-_OWNERS_ORDER = " ORDER BY {created_at}, {id}"
 
 
 def owner_rows(rows: list[tuple]) -> dict[str, list[dict]]:
