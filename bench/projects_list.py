@@ -13,6 +13,8 @@ requests/s and the p50/p99 latency. Each worker keeps each project's entry while
 version is the same (features.project_figures), so that the runs measure what a server does
 when nothing is written; `--no-reuse` computes every entry on every request
 (`PROJECTS_LIST_ENTRY_MAX_AGE=0`), as a server does for the entries of projects written since.
+Concurrent requests share one computation begun after they all arrived, as served;
+`--no-coalesce` has each request compute its own (`PROJECTS_LIST_COALESCE=0`).
 `bench/projects_mixed.py` measures it while flags are created beside it.
 """
 
@@ -256,6 +258,11 @@ def main() -> int:
         help="compute every project's entry on every request (PROJECTS_LIST_ENTRY_MAX_AGE=0)",
     )
     parser.add_argument(
+        "--no-coalesce",
+        action="store_true",
+        help="each request computes its own answer (PROJECTS_LIST_COALESCE=0)",
+    )
+    parser.add_argument(
         "--explain", action="store_true", help="print the PostgreSQL plan of the main statement"
     )
     args = parser.parse_args()
@@ -280,6 +287,11 @@ def main() -> int:
         print(explain())
 
     worker_class = "gthread" if args.threads > 1 else "sync"
+    server_env = {}
+    if args.no_reuse:
+        server_env["PROJECTS_LIST_ENTRY_MAX_AGE"] = "0"
+    if args.no_coalesce:
+        server_env["PROJECTS_LIST_COALESCE"] = "0"
     path = "/api/admin/projects" + (f"?{args.query}" if args.query else "")
     with harness.serve(
         url,
@@ -288,7 +300,7 @@ def main() -> int:
         worker_class=worker_class,
         stack=args.stack,
         port=args.port,
-        env={"PROJECTS_LIST_ENTRY_MAX_AGE": "0"} if args.no_reuse else None,
+        env=server_env or None,
     ) as base_url:
         status, body = harness.fetch(base_url + path, {"Authorization": token})
         if status != 200:
@@ -313,7 +325,8 @@ def main() -> int:
         f"GET {path}: {listed} projects listed, {len(body) / 1024:.0f} kB; "
         f"{'nginx + ' if args.stack == 'proxy' else ''}gunicorn "
         f"{args.workers} {worker_class} workers x {args.threads} threads; "
-        f"{'every entry computed on every request' if args.no_reuse else 'entries kept'}; "
+        f"{'every entry computed on every request' if args.no_reuse else 'entries kept'}, "
+        f"{'each request computing its own' if args.no_coalesce else 'concurrent ones shared'}; "
         f"wrk {args.connections} connections, {args.duration} s"
     )
     print(harness.format_result("result", result))

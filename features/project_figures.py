@@ -611,20 +611,32 @@ def projects_list_body(*, archived: bool, user_id: int | None) -> bytes:
     outlived its type's lifetime since, or when the entry is older than
     `PROJECTS_LIST_ENTRY_MAX_AGE`. The versions (with the caller's favorites) and the entries
     computed again are read from one snapshot: the body is what computing every entry in that
-    snapshot gives."""
+    snapshot gives. With `PROJECTS_LIST_ENTRY_MAX_AGE` 0, every entry is computed on every
+    read. Either way, concurrent reads of the same list share one computation unless
+    `PROJECTS_LIST_COALESCE` is off."""
     scope = "archived" if archived else "active"
-    max_age = settings.PROJECTS_LIST_ENTRY_MAX_AGE
     # Inside a caller's transaction, the caller's own writes may not have drawn their versions
-    # yet (PostgreSQL draws them at commit): every entry is computed, and none kept.
-    if max_age <= 0 or in_callers_transaction():
-        with _read_snapshot() as run:
-            computed = _computed(run, scope=scope, now=timezone.now(), favorites_of=user_id)
-        return encode_json({"version": 1, "projects": [project for project, _ in computed]})
+    # yet (PostgreSQL draws them at commit): every entry is computed, and none kept. Nor is
+    # the computation shared: only this caller's transaction holds those writes.
+    if in_callers_transaction():
+        return _computed_list_body(scope, user_id)
+    max_age = settings.PROJECTS_LIST_ENTRY_MAX_AGE
+    if max_age <= 0:
+        key, body = (scope, user_id, "computed"), lambda: _computed_list_body(scope, user_id)
+    else:
+        key, body = (scope, user_id), lambda: _kept_list_body(scope, user_id, max_age)
     if not settings.PROJECTS_LIST_COALESCE:
-        return _kept_list_body(scope, user_id, max_age)
+        return body()
     # Concurrent reads of the same list share one computation begun after they all arrived
     # (flagadmin.coalesce): the body is the same for the same scope and caller.
-    return _list_bodies.run((scope, user_id), lambda: _kept_list_body(scope, user_id, max_age))
+    return _list_bodies.run(key, body)
+
+
+def _computed_list_body(scope: str, user_id: int | None) -> bytes:
+    """The list's body with every entry computed from one snapshot, none kept."""
+    with _read_snapshot() as run:
+        computed = _computed(run, scope=scope, now=timezone.now(), favorites_of=user_id)
+    return encode_json({"version": 1, "projects": [project for project, _ in computed]})
 
 
 # Per process: the reads of the projects list being computed, by scope and caller.

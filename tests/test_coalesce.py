@@ -3,6 +3,7 @@ one that began before they asked; the projects list reads through it."""
 
 from __future__ import annotations
 
+import json
 import threading
 from itertools import count
 
@@ -179,14 +180,16 @@ def busy_in_flags_list(body: dict) -> int:
 @concurrent_db
 @pytest.mark.usefixtures("seeded_rows_back_after_module")
 @pytest.mark.parametrize(
-    ("path", "flags_shown"),
+    ("path", "flags_shown", "entry_max_age"),
     [
-        ("/api/admin/projects", busy_in_projects_list),
-        ("/api/admin/projects/busy/features", busy_in_flags_list),
+        ("/api/admin/projects", busy_in_projects_list, 30),
+        # Every entry computed on every read: the reads still share computations.
+        ("/api/admin/projects", busy_in_projects_list, 0),
+        ("/api/admin/projects/busy/features", busy_in_flags_list, 30),
     ],
 )
 def test_coalesced_read__concurrent_reads_and_writes__each_read_sees_the_writes_before_it(
-    path, flags_shown
+    settings, path, flags_shown, entry_max_age
 ):
     # Readers read in threads while a writer creates flags; every read that starts after the
     # n-th creation returned shows at least n flags (coalesced reads included).
@@ -194,6 +197,7 @@ def test_coalesced_read__concurrent_reads_and_writes__each_read_sees_the_writes_
 
     from flagadmin.models import TokenType
 
+    settings.PROJECTS_LIST_ENTRY_MAX_AGE = entry_max_age
     ProjectFactory(id="busy")
     token = make_token(TokenType.ADMIN, name="readers")[1]
     created = 0
@@ -221,3 +225,66 @@ def test_coalesced_read__concurrent_reads_and_writes__each_read_sees_the_writes_
     results = run_together(5, work)
 
     assert results == [[]] * 5
+
+
+class RecordingCoalescer:
+    """Stands in for the projects list's coalescer: records the keys it is asked for."""
+
+    def __init__(self) -> None:
+        self.keys: list[tuple] = []
+
+    def run(self, key, compute):
+        self.keys.append(key)
+        return compute()
+
+
+# Transactional: the code must see whether the transaction it runs in is its caller's.
+@concurrent_db
+@pytest.mark.usefixtures("seeded_rows_back_after_module")
+@pytest.mark.parametrize(
+    ("entry_max_age", "key"),
+    [
+        (30, ("active", None)),
+        (0, ("active", None, "computed")),
+    ],
+)
+def test_projects_list__outside_a_transaction__goes_through_the_coalescer(
+    settings, monkeypatch, entry_max_age, key
+):
+    from features import project_figures
+
+    settings.PROJECTS_LIST_ENTRY_MAX_AGE = entry_max_age
+    ProjectFactory(id="listed")
+    recording = RecordingCoalescer()
+    monkeypatch.setattr(project_figures, "_list_bodies", recording)
+
+    body = project_figures.projects_list_body(archived=False, user_id=None)
+
+    assert recording.keys == [key]
+    assert b'"id":"listed"' in body
+
+
+# Transactional: the code must see whether the transaction it runs in is its caller's.
+@concurrent_db
+@pytest.mark.usefixtures("seeded_rows_back_after_module")
+@pytest.mark.parametrize("entry_max_age", [30, 0])
+def test_projects_list__inside_a_callers_transaction__computed_alone(
+    settings, monkeypatch, entry_max_age
+):
+    # Only this caller's transaction holds its own writes: no other caller may get its answer.
+    from django.db import transaction
+
+    from features import project_figures
+
+    settings.PROJECTS_LIST_ENTRY_MAX_AGE = entry_max_age
+    recording = RecordingCoalescer()
+    monkeypatch.setattr(project_figures, "_list_bodies", recording)
+
+    with transaction.atomic():
+        ProjectFactory(id="uncommitted")
+        FeatureFactory(project_id="uncommitted")
+        body = project_figures.projects_list_body(archived=False, user_id=None)
+
+    assert recording.keys == []
+    listed = {project["id"]: project for project in json.loads(body)["projects"]}
+    assert listed["uncommitted"]["featureCount"] == 1
