@@ -21,11 +21,14 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
+import psycopg
 from django.conf import settings
 from django.db import IntegrityError, InterfaceError, OperationalError, connection, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
+
+T = TypeVar("T")
 
 # How much longer than the server's statement timeout the app waits for an answer: long enough
 # for the server's own cancellation to arrive first when the server is alive.
@@ -99,6 +102,38 @@ def in_callers_transaction() -> bool:
     autocommit off): what it reads may then include the caller's own uncommitted writes, so
     it must not be shared with, nor taken from, another request."""
     return connection.in_atomic_block or not connection.get_autocommit()
+
+
+# Runs of a transaction in all when PostgreSQL keeps aborting it for a conflict.
+CONFLICT_ATTEMPTS = 3
+
+
+def is_conflict(exc: BaseException) -> bool:
+    """Whether PostgreSQL aborted the transaction because of another one (a deadlock, a
+    serialization failure): the same transaction run again can succeed."""
+    return isinstance(exc, OperationalError) and isinstance(
+        exc.__cause__, psycopg.errors.DeadlockDetected | psycopg.errors.SerializationFailure
+    )
+
+
+def atomic_retrying_conflicts(work: Callable[[], T]) -> T:
+    """`work()` in a transaction of its own, run again from the start (up to
+    `CONFLICT_ATTEMPTS` times in all) when PostgreSQL aborts it for a conflict with another
+    transaction; everything it wrote in an aborted run is rolled back with it. Writers that
+    lock rows in the same order never deadlock, but a transaction that writes many rows cannot
+    always know every row its triggers lock. Inside a caller's transaction it runs once, in
+    a savepoint: only the caller can run its whole transaction again."""
+    if in_callers_transaction():
+        with transaction.atomic():
+            return work()
+    for attempt in range(1, CONFLICT_ATTEMPTS + 1):
+        try:
+            with transaction.atomic():
+                return work()
+        except OperationalError as exc:
+            if attempt == CONFLICT_ATTEMPTS or not is_conflict(exc):
+                raise
+    raise AssertionError("unreachable")  # the last attempt returned or raised
 
 
 @contextmanager
