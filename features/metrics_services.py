@@ -20,6 +20,7 @@ from features.models import (
     FeatureUsageBucket,
 )
 from flagadmin.api.fields import INT64_MAX
+from flagadmin.db import atomic_retrying_conflicts
 from flagadmin.sql import column, table
 
 
@@ -118,10 +119,17 @@ def record_client_metrics(
         return
     stale_before = now - timedelta(seconds=resolution)
     moved = Q(last_seen_at__isnull=True) | Q(last_seen_at__lt=stale_before)
-    FeatureEnvironment.objects.filter(moved, feature_id__in=due, environment_id=environment).update(
-        last_seen_at=now
-    )
-    Feature.objects.filter(moved, name__in=due).update(last_seen_at=now)
+
+    def advance_last_seen() -> None:
+        FeatureEnvironment.objects.filter(
+            moved, feature_id__in=due, environment_id=environment
+        ).update(last_seen_at=now)
+        # Each flag's row, then its project's activity row (a trigger): two reports of flags
+        # of several projects can take them in orders that cross. Run again if so; the
+        # counts above are written already and are not part of it.
+        Feature.objects.filter(moved, name__in=due).update(last_seen_at=now)
+
+    atomic_retrying_conflicts(advance_last_seen)
     if len(_last_seen_written) > 100_000:
         _last_seen_written.clear()
     for name in due:

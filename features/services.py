@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import nullcontext
+from datetime import UTC
 
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, connection, transaction
@@ -18,12 +19,16 @@ from features.models import (
     FeatureTag,
     FeatureType,
     LifecycleStage,
+    ProjectFlagActivity,
+    ProjectFlagCount,
+    ProjectFlagDay,
     Tag,
 )
 from features.sql import insert_together, load_new_flag_target
 from flagadmin.api.errors import NameExistsError, NotFoundError, ValidationError
 from flagadmin.api.principals import acting_user_id
 from flagadmin.audit import build_event, event_time, record_event
+from flagadmin.db import atomic_retrying_conflicts
 from projects.models import Project
 
 User = get_user_model()
@@ -384,14 +389,45 @@ def delete_archived_feature(*, feature: Feature, actor: object) -> None:
 # --- archiving and reviving several flags ------------------------------------------------------
 
 
-def _flags_of_project(project: Project, names: Sequence[str]) -> list[Feature]:
-    """The named flags that exist; 400 when one of them belongs to another project."""
-    found = list(Feature.objects.filter(name__in=set(names)).order_by("name"))
+def _locked_flags_of_project(project: Project, names: Sequence[str]) -> list[Feature]:
+    """The named flags that exist, by name; 400 when one of them belongs to another project.
+
+    Locked, with the project's figure rows their writes change, in the order in which every
+    writer of one flag takes them (the flag, its kept count, its day count, the project's
+    activity: the order of the triggers, then the audit event). Written one by one, the
+    flags of a batch would take those rows in the order of their names: a batch would hold
+    the activity row after its first flag while another writer, holding the count of a later
+    flag's type, waits for it (a deadlock, which PostgreSQL ends after a second by aborting
+    one of them). SQLite takes its write lock when the transaction begins, and locks no
+    rows."""
+    found = list(Feature.objects.filter(name__in=set(names)).order_by("name").select_for_update())
     elsewhere = [f.name for f in found if f.project_id != project.pk]
     if elsewhere:
         raise ValidationError.for_property(
             "/body/features",
             f"These flags are not in project {project.pk}: {', '.join(elsewhere)}.",
+        )
+    if found and connection.features.has_select_for_update:
+        list(
+            ProjectFlagCount.objects.filter(project=project, type__in={f.type for f in found})
+            .order_by("type", "stale")
+            .select_for_update()
+            .values_list("pk", flat=True)
+        )
+        list(
+            ProjectFlagDay.objects.filter(
+                project=project,
+                type__in={f.type for f in found},
+                day__in={f.created_at.astimezone(UTC).date() for f in found},
+            )
+            .order_by("type", "day")
+            .select_for_update()
+            .values_list("pk", flat=True)
+        )
+        list(
+            ProjectFlagActivity.objects.filter(project=project)
+            .select_for_update()
+            .values_list("pk", flat=True)
         )
     return found
 
@@ -399,17 +435,21 @@ def _flags_of_project(project: Project, names: Sequence[str]) -> list[Feature]:
 def archive_features(*, project: Project, names: Sequence[str], actor: object) -> None:
     """Archive the named flags of `project` (each as `archive_feature`). Unknown names and
     flags archived already are skipped, as Unleash does; a flag of another project is 400."""
-    with transaction.atomic():
-        for feature in _flags_of_project(project, names):
+
+    def archive() -> None:
+        for feature in _locked_flags_of_project(project, names):
             archive_feature(feature=feature, actor=actor)
+
+    atomic_retrying_conflicts(archive)
 
 
 def revive_features(*, project: Project, names: Sequence[str], actor: object) -> None:
     """Bring the named archived flags of `project` back, disabled in every environment (as
     Unleash revives them), out of lifecycle stage `archived`; one `feature-revived` event each.
     Unknown names and active flags are skipped; a flag of another project is 400."""
-    with transaction.atomic():
-        for feature in _flags_of_project(project, names):
+
+    def revive() -> None:
+        for feature in _locked_flags_of_project(project, names):
             revived = Feature.objects.filter(pk=feature.pk, archived_at__isnull=False).update(
                 archived_at=None
             )
@@ -426,3 +466,5 @@ def revive_features(*, project: Project, names: Sequence[str], actor: object) ->
                 feature_name=feature.name,
                 tags=tags_of(feature),
             )
+
+    atomic_retrying_conflicts(revive)
