@@ -408,27 +408,18 @@ def _locked_flags_of_project(project: Project, names: Sequence[str]) -> list[Fea
             f"These flags are not in project {project.pk}: {', '.join(elsewhere)}.",
         )
     if found and connection.features.has_select_for_update:
-        list(
-            ProjectFlagCount.objects.filter(project=project, type__in={f.type for f in found})
-            .order_by("type", "stale")
-            .select_for_update()
-            .values_list("pk", flat=True)
-        )
-        list(
-            ProjectFlagDay.objects.filter(
-                project=project,
-                type__in={f.type for f in found},
-                day__in={f.created_at.astimezone(UTC).date() for f in found},
-            )
-            .order_by("type", "day")
-            .select_for_update()
-            .values_list("pk", flat=True)
-        )
-        list(
-            ProjectFlagActivity.objects.filter(project=project)
-            .select_for_update()
-            .values_list("pk", flat=True)
-        )
+        types = {flag.type for flag in found}
+        days = {flag.created_at.astimezone(UTC).date() for flag in found}
+        for figure_rows in (
+            ProjectFlagCount.objects.filter(project=project, type__in=types).order_by(
+                "type", "stale"
+            ),
+            ProjectFlagDay.objects.filter(project=project, type__in=types, day__in=days).order_by(
+                "type", "day"
+            ),
+            ProjectFlagActivity.objects.filter(project=project),
+        ):
+            list(figure_rows.select_for_update().values_list("pk", flat=True))
     return found
 
 
