@@ -48,9 +48,13 @@ class FeatureEnvironmentNotFound(NotFoundError, FeatureEnvironment.DoesNotExist)
 def _locked_feature_environment(feature: Feature, environment: str) -> FeatureEnvironment:
     """The flag's entry for `environment`, locked until the transaction ends (404 when the
     flag has no entry there: the environment is unknown or not enabled in its project)."""
+    # Ordered by id, not by the model's ordering (the environment's sort order): that join
+    # would lock the environment's row too, which every creation of a flag needs (its
+    # foreign keys), making one environment's writers wait on each other and deadlock.
     found = (
-        FeatureEnvironment.objects.select_for_update()
-        .filter(feature=feature, environment_id=environment)
+        FeatureEnvironment.objects.filter(feature=feature, environment_id=environment)
+        .order_by("pk")
+        .select_for_update(of=("self",))
         .first()
     )
     if found is None:
