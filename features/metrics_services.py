@@ -18,6 +18,7 @@ from features.models import (
     Feature,
     FeatureEnvironment,
     FeatureUsageBucket,
+    ProjectFlagActivity,
 )
 from flagadmin.api.fields import INT64_MAX
 from flagadmin.db import atomic_retrying_conflicts
@@ -120,20 +121,42 @@ def record_client_metrics(
     stale_before = now - timedelta(seconds=resolution)
     moved = Q(last_seen_at__isnull=True) | Q(last_seen_at__lt=stale_before)
 
-    def advance_last_seen() -> None:
-        FeatureEnvironment.objects.filter(
-            moved, feature_id__in=due, environment_id=environment
-        ).update(last_seen_at=now)
-        # Each flag's row, then its project's activity row (a trigger): two reports of flags
-        # of several projects can take them in orders that cross. Run again if so; the
-        # counts above are written already and are not part of it.
-        Feature.objects.filter(moved, name__in=due).update(last_seen_at=now)
-
-    atomic_retrying_conflicts(advance_last_seen)
+    atomic_retrying_conflicts(lambda: _advance_last_seen(environment, due, moved, now))
     if len(_last_seen_written) > 100_000:
         _last_seen_written.clear()
     for name in due:
         _last_seen_written[(environment, name)] = clock
+
+
+def _advance_last_seen(environment: str, names: Sequence[str], moved: Q, now: datetime) -> None:
+    """Set `last_seen_at` of the flags `names` and of their entries for `environment`, where it
+    `moved`. The rows are locked first, in the order in which every writer of several of them
+    takes them (see `features.services._locked_flags_of_project`): the flags by name, their
+    environment entries by flag, then their projects' activity rows (which a trigger advances
+    with each flag) by project. Updated in whatever order the statements find them, two
+    reports, or a report and a batch archive, could each hold a row the other waits for."""
+    flags = list(
+        Feature.objects.filter(moved, name__in=names)
+        .order_by("name")
+        .select_for_update()
+        .values_list("name", "project_id")
+    )
+    entries = list(
+        FeatureEnvironment.objects.filter(moved, feature_id__in=names, environment_id=environment)
+        .order_by("feature_id")
+        .select_for_update()
+        .values_list("pk", flat=True)
+    )
+    if flags:
+        list(
+            ProjectFlagActivity.objects.filter(project_id__in={project for _, project in flags})
+            .order_by("project_id")
+            .select_for_update()
+            .values_list("pk", flat=True)
+        )
+        Feature.objects.filter(name__in=[name for name, _ in flags]).update(last_seen_at=now)
+    if entries:
+        FeatureEnvironment.objects.filter(pk__in=entries).update(last_seen_at=now)
 
 
 def register_client_instance(

@@ -392,14 +392,15 @@ def delete_archived_feature(*, feature: Feature, actor: object) -> None:
 def _locked_flags_of_project(project: Project, names: Sequence[str]) -> list[Feature]:
     """The named flags that exist, by name; 400 when one of them belongs to another project.
 
-    Locked, with the project's figure rows their writes change, in the order in which every
-    writer of one flag takes them (the flag, its kept count, its day count, the project's
-    activity: the order of the triggers, then the audit event). Written one by one, the
-    flags of a batch would take those rows in the order of their names: a batch would hold
-    the activity row after its first flag while another writer, holding the count of a later
-    flag's type, waits for it (a deadlock, which PostgreSQL ends after a second by aborting
-    one of them). SQLite takes its write lock when the transaction begins, and locks no
-    rows."""
+    Locked, with the rows their writes change, in the one order in which every writer of
+    several flags takes them, and each writer of one flag takes its part: the flags by name,
+    their environment entries by flag, the project's kept counts, day counts, then its
+    activity row (which the audit events advance). Written one by one, the flags of a batch
+    would take those rows in the order of their names: a batch would hold the activity row
+    after its first flag while another writer, holding the count of a later flag's type or an
+    environment entry of a later flag, waits for it (a deadlock, which PostgreSQL ends after a
+    second by aborting one of them). SQLite takes its write lock when the transaction
+    begins, and locks no rows."""
     found = list(Feature.objects.filter(name__in=set(names)).order_by("name").select_for_update())
     elsewhere = [f.name for f in found if f.project_id != project.pk]
     if elsewhere:
@@ -410,7 +411,10 @@ def _locked_flags_of_project(project: Project, names: Sequence[str]) -> list[Fea
     if found and connection.features.has_select_for_update:
         types = {flag.type for flag in found}
         days = {flag.created_at.astimezone(UTC).date() for flag in found}
-        for figure_rows in (
+        for rows in (
+            FeatureEnvironment.objects.filter(feature__in=found).order_by(
+                "feature_id", "environment_id"
+            ),
             ProjectFlagCount.objects.filter(project=project, type__in=types).order_by(
                 "type", "stale"
             ),
@@ -419,7 +423,7 @@ def _locked_flags_of_project(project: Project, names: Sequence[str]) -> list[Fea
             ),
             ProjectFlagActivity.objects.filter(project=project),
         ):
-            list(figure_rows.select_for_update().values_list("pk", flat=True))
+            list(rows.select_for_update().values_list("pk", flat=True))
     return found
 
 
