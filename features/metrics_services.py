@@ -133,25 +133,26 @@ def _advance_last_seen(environment: str, names: Sequence[str], moved: Q, now: da
     `moved`. The rows are locked first, in the order in which every writer of several of them
     takes them (see `features.services._locked_flags_of_project`): the flags by name, their
     environment entries by flag, then their projects' activity rows (which a trigger advances
-    with each flag) by project. Updated in whatever order the statements find them, two
-    reports, or a report and a batch archive, could each hold a row the other waits for."""
+    with each flag) by project; FOR NO KEY UPDATE, as there. Updated in whatever order the
+    statements find them, two reports, or a report and a batch archive, could each hold a row
+    the other waits for."""
     flags = list(
         Feature.objects.filter(moved, name__in=names)
         .order_by("name")
-        .select_for_update()
+        .select_for_update(no_key=True)
         .values_list("name", "project_id")
     )
     entries = list(
         FeatureEnvironment.objects.filter(moved, feature_id__in=names, environment_id=environment)
         .order_by("feature_id")
-        .select_for_update()
+        .select_for_update(no_key=True)
         .values_list("pk", flat=True)
     )
     if flags:
         list(
             ProjectFlagActivity.objects.filter(project_id__in={project for _, project in flags})
             .order_by("project_id")
-            .select_for_update()
+            .select_for_update(no_key=True)
             .values_list("pk", flat=True)
         )
         Feature.objects.filter(name__in=[name for name, _ in flags]).update(last_seen_at=now)

@@ -258,7 +258,8 @@ def update_feature_metadata(
     """Change what describes the flag; records `feature-metadata-updated` with the values
     before and after, or nothing when nothing changed."""
     with transaction.atomic():
-        current = Feature.objects.select_for_update().get(pk=feature.pk)
+        # NO KEY: see `_locked_flags_of_project`.
+        current = Feature.objects.select_for_update(no_key=True).get(pk=feature.pk)
         before = _metadata(current)
         current.description = description or None
         current.type = type
@@ -283,7 +284,7 @@ def set_feature_environment_variants(
     """Replace the flag's variants in one environment; records
     `feature-environment-variants-updated` with the variants before and after."""
     with transaction.atomic():
-        state = FeatureEnvironment.objects.select_for_update().get(
+        state = FeatureEnvironment.objects.select_for_update(no_key=True).get(
             feature=feature, environment_id=environment
         )
         before = state.variants
@@ -370,9 +371,12 @@ def delete_archived_feature(*, feature: Feature, actor: object) -> None:
     """Delete an archived flag for good (`feature-deleted`), as Unleash allows only for
     archived flags. Raises ValueError for a flag that is not archived."""
     with transaction.atomic():
-        current = Feature.objects.select_for_update().get(pk=feature.pk)
+        current = Feature.objects.select_for_update(no_key=True).get(pk=feature.pk)
         if current.archived_at is None:
             raise ValueError("Only archived flags can be deleted.")
+        # What the delete takes (its entries, its dependencies either way, the activity row
+        # the delete trigger advances), in the order of `_lock_flag_rows`.
+        _lock_flag_rows(current.project_id, [current])
         tags = tags_of(current)
         pre_data = {**_metadata(current), "archived": True}
         current.delete()  # (clears the primary key, the name: the event reads pre_data's)
@@ -390,41 +394,55 @@ def delete_archived_feature(*, feature: Feature, actor: object) -> None:
 
 
 def _locked_flags_of_project(project: Project, names: Sequence[str]) -> list[Feature]:
-    """The named flags that exist, by name; 400 when one of them belongs to another project.
-
-    Locked, with the rows their writes change, in the one order in which every writer of
-    several flags takes them, and each writer of one flag takes its part: the flags by name,
-    their environment entries by flag, the project's kept counts, day counts, then its
-    activity row (which the audit events advance). Written one by one, the flags of a batch
-    would take those rows in the order of their names: a batch would hold the activity row
-    after its first flag while another writer, holding the count of a later flag's type or an
-    environment entry of a later flag, waits for it (a deadlock, which PostgreSQL ends after a
-    second by aborting one of them). SQLite takes its write lock when the transaction
-    begins, and locks no rows."""
-    found = list(Feature.objects.filter(name__in=set(names)).order_by("name").select_for_update())
+    """The named flags that exist, by name, locked with the rows their writes change (see
+    `_lock_flag_rows`); 400 when one of them belongs to another project."""
+    found = list(
+        Feature.objects.filter(name__in=set(names)).order_by("name").select_for_update(no_key=True)
+    )
     elsewhere = [f.name for f in found if f.project_id != project.pk]
     if elsewhere:
         raise ValidationError.for_property(
             "/body/features",
             f"These flags are not in project {project.pk}: {', '.join(elsewhere)}.",
         )
-    if found and connection.features.has_select_for_update:
-        types = {flag.type for flag in found}
-        days = {flag.created_at.astimezone(UTC).date() for flag in found}
-        for rows in (
-            FeatureEnvironment.objects.filter(feature__in=found).order_by(
-                "feature_id", "environment_id"
-            ),
-            ProjectFlagCount.objects.filter(project=project, type__in=types).order_by(
-                "type", "stale"
-            ),
-            ProjectFlagDay.objects.filter(project=project, type__in=types, day__in=days).order_by(
-                "type", "day"
-            ),
-            ProjectFlagActivity.objects.filter(project=project),
-        ):
-            list(rows.select_for_update().values_list("pk", flat=True))
+    _lock_flag_rows(project.pk, found)
     return found
+
+
+def _lock_flag_rows(project_id: str, flags: Sequence[Feature]) -> None:
+    """Lock the rows that writes of `flags` (locked already, by name) change, in the one order
+    in which every writer of several flags takes them, and each writer of one flag takes its
+    part: the flags by name, their environment entries, their dependencies, the project's
+    kept counts, day counts, then its activity row (which the triggers and the audit events
+    advance last). Written one by one, the flags of a batch would take those rows in the
+    order of their names: a batch would hold the activity row after its first flag while
+    another writer, holding the count of a later flag's type or an entry of a later flag,
+    waits for it (a deadlock, which PostgreSQL ends after a second by aborting one of them).
+
+    FOR NO KEY UPDATE, as the UPDATE of a row itself locks it: FOR UPDATE would also block
+    the key-share locks of other transactions' foreign keys to these rows, which Django
+    checks at commit, after those transactions' audit events took the activity row. SQLite
+    takes its write lock when the transaction begins, and locks no rows."""
+    if not flags or not connection.features.has_select_for_update:
+        return
+    types = {flag.type for flag in flags}
+    days = {flag.created_at.astimezone(UTC).date() for flag in flags}
+    for rows in (
+        FeatureEnvironment.objects.filter(feature__in=flags).order_by(
+            "feature_id", "environment_id"
+        ),
+        FeatureDependency.objects.filter(Q(child__in=flags) | Q(parent__in=flags)).order_by(
+            "child_id", "parent_id"
+        ),
+        ProjectFlagCount.objects.filter(project_id=project_id, type__in=types).order_by(
+            "type", "stale"
+        ),
+        ProjectFlagDay.objects.filter(project_id=project_id, type__in=types, day__in=days).order_by(
+            "type", "day"
+        ),
+        ProjectFlagActivity.objects.filter(project_id=project_id),
+    ):
+        list(rows.select_for_update(no_key=True).values_list("pk", flat=True))
 
 
 def archive_features(*, project: Project, names: Sequence[str], actor: object) -> None:

@@ -50,11 +50,13 @@ def _locked_feature_environment(feature: Feature, environment: str) -> FeatureEn
     flag has no entry there: the environment is unknown or not enabled in its project)."""
     # Ordered by id, not by the model's ordering (the environment's sort order): that join
     # would lock the environment's row too, which every creation of a flag needs (its
-    # foreign keys), making one environment's writers wait on each other and deadlock.
+    # foreign keys), making one environment's writers wait on each other and deadlock. NO
+    # KEY, as an UPDATE of the entry locks it: the strategies' foreign keys to the entry
+    # still get their key-share locks (see features.services._lock_flag_rows).
     found = (
         FeatureEnvironment.objects.filter(feature=feature, environment_id=environment)
         .order_by("pk")
-        .select_for_update(of=("self",))
+        .select_for_update(of=("self",), no_key=True)
         .first()
     )
     if found is None:
