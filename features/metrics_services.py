@@ -4,12 +4,13 @@ flags, and the instances that registered."""
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import connection
+from django.db import OperationalError, connection
 from django.db.models import Q
 from django.utils import timezone
 
@@ -21,8 +22,10 @@ from features.models import (
     ProjectFlagActivity,
 )
 from flagadmin.api.fields import INT64_MAX
-from flagadmin.db import atomic_retrying_conflicts
+from flagadmin.db import atomic_retrying_conflicts, outage_summary
 from flagadmin.sql import column, table
+
+logger = logging.getLogger(__name__)
 
 
 def _hour_of(moment: datetime) -> datetime:
@@ -121,7 +124,13 @@ def record_client_metrics(
     stale_before = now - timedelta(seconds=resolution)
     moved = Q(last_seen_at__isnull=True) | Q(last_seen_at__lt=stale_before)
 
-    atomic_retrying_conflicts(lambda: _advance_last_seen(environment, due, moved, now))
+    try:
+        atomic_retrying_conflicts(lambda: _advance_last_seen(environment, due, moved, now))
+    except OperationalError as exc:
+        # The counts are committed: failing the report now would have the SDK send it again
+        # and count it twice. The next report writes last_seen.
+        logger.warning("last_seen not written for %d flags: %s", len(due), outage_summary(exc))
+        return
     if len(_last_seen_written) > 100_000:
         _last_seen_written.clear()
     for name in due:

@@ -696,3 +696,24 @@ def test_metrics__invalid__whole_error_body(flag):
             'You sent "2".',
         },
     ]
+
+
+def test_metrics__last_seen_cannot_be_written__202_and_counted_once(flag, monkeypatch, caplog):
+    # The counts are committed before last_seen is written: a 503 then would have the SDK send
+    # the report again, and count it twice.
+    from django.db import OperationalError
+
+    from features import metrics_services
+
+    def unavailable(*args, **kwargs):
+        raise OperationalError("canceling statement due to statement timeout")
+
+    monkeypatch.setattr(metrics_services, "_advance_last_seen", unavailable)
+
+    response = post(sdk(), "/api/client/metrics", metrics({flag: {"yes": 3, "no": 1}}))
+
+    assert response.status_code == 202
+    bucket = FeatureUsageBucket.objects.get()
+    assert (bucket.yes, bucket.no) == (3, 1)
+    assert Feature.objects.get(pk=flag).last_seen_at is None
+    assert "last_seen not written for 1 flags" in caplog.text
