@@ -338,7 +338,8 @@ def sign_in(
             return SignInResult(
                 refusal="This sign-in response has already been used. Please sign in again."
             )
-        user = users_with_email(email).select_for_update().first()
+        # NO KEY: see groups.services._locked (group sync changes members too).
+        user = users_with_email(email).select_for_update(no_key=True).first()
         created = False
         if user is None:
             refusal = _auto_create_refusal(saml_settings, email)

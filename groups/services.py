@@ -55,8 +55,14 @@ def group_snapshot(group: Group, user_ids: Sequence[int]) -> dict[str, Any]:
 def _locked(group_id: int) -> Group:
     """The group `group_id` names, read and locked until the transaction ends (PostgreSQL), so
     two concurrent writes of one group do not interleave; SQLite's IMMEDIATE transactions
-    already serialise writers. 404 when there is none."""
-    locked = Group.objects.select_for_update().filter(pk=group_id).first()
+    already serialise writers. 404 when there is none.
+
+    FOR NO KEY UPDATE, as an UPDATE of the group's row locks it: FOR UPDATE would also block
+    the key-share lock that another transaction's foreign key to the group (a project role
+    for it, written beside) takes at commit, which Django defers to then. That transaction
+    holds the members' lock by then (projects migration 0003), which this one's membership
+    changes wait for: a deadlock."""
+    locked = Group.objects.select_for_update(no_key=True).filter(pk=group_id).first()
     if locked is None:
         raise NotFoundError(GROUP_NOT_FOUND)
     return locked

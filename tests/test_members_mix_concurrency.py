@@ -1,0 +1,82 @@
+"""Membership writes at once, from several threads, across three projects and three groups:
+group updates (each replaces a group's members, whose paths into every project where the
+group holds a role change with them) and project access grants to users and groups. No
+request fails for another (no 5xx: a deadlock would be one), every kind succeeds, and the
+kept member counts equal a recount."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+
+import pytest
+from rest_framework.test import APIClient
+
+from flagadmin.models import Role, TokenType
+from projects.models import ProjectRoleAssignment
+from tests.concurrency import concurrent_db, run_together
+from tests.factories import GroupFactory, ProjectFactory, UserFactory, make_token
+from tests.test_project_stats import assert_members_equal_a_recount
+
+PROJECTS = ["north", "south", "east"]
+
+
+@concurrent_db
+@pytest.mark.usefixtures("seeded_rows_back_after_module")
+@pytest.mark.parametrize("seed", [1, 2])
+def test_members_mix__concurrent_group_updates_and_grants__none_fails(seed):
+    for project in PROJECTS:
+        ProjectFactory(id=project)
+    groups = GroupFactory.create_batch(3)
+    users = UserFactory.create_batch(8)
+    # Every group holds a role in two projects: a group update moves members of both.
+    for index, group in enumerate(groups):
+        for project in (PROJECTS[index], PROJECTS[(index + 1) % 3]):
+            ProjectRoleAssignment.objects.create(
+                project_id=project, role_id=Role.MEMBER, group=group
+            )
+    token = make_token(TokenType.ADMIN, name="members")[1]
+    succeeded: Counter[str] = Counter()
+
+    def work(index: int) -> list[str]:
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=token)
+        rng = random.Random(seed * 100 + index)
+        problems = []
+        for _ in range(12):
+            if rng.random() < 0.5:
+                action = "group"
+                group = rng.choice(groups)
+                members = rng.sample(users, rng.randrange(0, 6))
+                response = client.put(
+                    f"/api/admin/groups/{group.pk}",
+                    json.dumps(
+                        {"name": group.name, "users": [{"user": {"id": u.pk}} for u in members]}
+                    ),
+                    content_type="application/json",
+                )
+            else:
+                action = "access"
+                response = client.post(
+                    f"/api/admin/projects/{rng.choice(PROJECTS)}/access",
+                    json.dumps(
+                        {
+                            "roles": rng.sample([Role.OWNER, Role.MEMBER], rng.randrange(1, 3)),
+                            "users": [u.pk for u in rng.sample(users, rng.randrange(0, 4))],
+                            "groups": [g.pk for g in rng.sample(groups, rng.randrange(0, 2))],
+                        }
+                    ),
+                    content_type="application/json",
+                )
+            if response.status_code >= 500:
+                problems.append(f"{action}: {response.status_code} {response.content[:160]!r}")
+            elif response.status_code < 300:
+                succeeded[action] += 1
+        return problems
+
+    results = run_together(6, work)
+
+    assert results == [[]] * 6
+    assert set(succeeded) == {"group", "access"}, succeeded
+    assert_members_equal_a_recount()
