@@ -341,6 +341,16 @@ def set_feature_dependency(
     """Make `child` depend on `parent` (or change how): `feature-dependency-added`, as
     Unleash records both."""
     with transaction.atomic():
+        # Both flags first, by name (as `_lock_flag_rows` orders flags): one deleted meanwhile
+        # is missing here, rather than a foreign-key error at commit.
+        present = list(
+            Feature.objects.filter(pk__in={child.pk, parent.pk})
+            .order_by("name")
+            .select_for_update(no_key=True)
+            .values_list("pk", flat=True)
+        )
+        if len(present) != len({child.pk, parent.pk}):
+            raise Feature.DoesNotExist("The flag or its parent was deleted meanwhile.")
         FeatureDependency.objects.update_or_create(
             child=child, parent=parent, defaults={"enabled": enabled, "variants": variants}
         )
