@@ -43,6 +43,7 @@ from features.services import (
     archive_feature,
     create_feature,
     delete_archived_feature,
+    lock_flag_for_edit,
     update_feature_metadata,
 )
 from features.strategy_services import set_feature_environment_enabled
@@ -286,6 +287,9 @@ class FeatureAdmin(AuditedModelAdmin):
 
     def save_model(self, request: HttpRequest, obj: Feature, form, change: bool) -> None:
         if change:
+            # The page's one transaction writes the metadata, then the inlines (save_formset):
+            # the rows they write are locked first, in the order every other writer takes.
+            lock_flag_for_edit(obj)
             update_feature_metadata(
                 feature=obj,
                 description=obj.description,

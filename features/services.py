@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import nullcontext
 from datetime import UTC
 
@@ -226,17 +226,22 @@ def archive_feature(*, feature: Feature, actor: object) -> None:
     flag changes nothing and records nothing."""
     now = timezone.now()
     with transaction.atomic():
-        archived = Feature.objects.filter(pk=feature.pk, archived_at__isnull=True).update(
-            archived_at=now
+        # In the order of `_lock_flag_rows`: the flag, its dependencies, then (the UPDATE's
+        # triggers) its counts and day counts, then (the event) the activity row.
+        active = (
+            Feature.objects.filter(pk=feature.pk, archived_at__isnull=True)
+            .select_for_update(no_key=True)
+            .exists()
         )
-        if not archived:
+        if not active:
             return
+        FeatureDependency.objects.filter(child=feature).delete()
+        Feature.objects.filter(pk=feature.pk).update(archived_at=now)
         feature.archived_at = now
         FeatureLifecycleStage.objects.bulk_create(
             [FeatureLifecycleStage(feature=feature, stage=LifecycleStage.ARCHIVED, entered_at=now)],
             ignore_conflicts=True,
         )
-        FeatureDependency.objects.filter(child=feature).delete()
         record_event(
             FEATURE_ARCHIVED,
             actor=actor,
@@ -419,7 +424,9 @@ def _locked_flags_of_project(project: Project, names: Sequence[str]) -> list[Fea
     return found
 
 
-def _lock_flag_rows(project_id: str, flags: Sequence[Feature]) -> None:
+def _lock_flag_rows(
+    project_id: str, flags: Sequence[Feature], *, types: Iterable[str] | None = None
+) -> None:
     """Lock the rows that writes of `flags` (locked already, by name) change, in the one order
     in which every writer of several flags takes them, and each writer of one flag takes its
     part: the flags by name, their environment entries, their dependencies, the project's
@@ -432,10 +439,13 @@ def _lock_flag_rows(project_id: str, flags: Sequence[Feature]) -> None:
     FOR NO KEY UPDATE, as the UPDATE of a row itself locks it: FOR UPDATE would also block
     the key-share locks of other transactions' foreign keys to these rows, which Django
     checks at commit, after those transactions' audit events took the activity row. SQLite
-    takes its write lock when the transaction begins, and locks no rows."""
+    takes its write lock when the transaction begins, and locks no rows.
+
+    `types`: the flag types whose counts and day counts to lock (default: the flags' own; a
+    writer that may change a flag's type passes them all)."""
     if not flags or not connection.features.has_select_for_update:
         return
-    types = {flag.type for flag in flags}
+    types = set(types) if types is not None else {flag.type for flag in flags}
     days = {flag.created_at.astimezone(UTC).date() for flag in flags}
     for rows in (
         FeatureEnvironment.objects.filter(feature__in=flags).order_by(
@@ -453,6 +463,19 @@ def _lock_flag_rows(project_id: str, flags: Sequence[Feature]) -> None:
         ProjectFlagActivity.objects.filter(project_id=project_id),
     ):
         list(rows.select_for_update(no_key=True).values_list("pk", flat=True))
+
+
+def lock_flag_for_edit(feature: Feature) -> None:
+    """Lock `feature` and every row that changing its parts may write, in the one order of
+    `_lock_flag_rows` (its counts and day counts of every type, as its type may change), for a
+    caller that changes several parts of one flag in its own transaction: the Django admin's
+    flag page saves the metadata, then the environments, tags and dependencies. Without it,
+    the metadata's audit event would take the project's activity row before the environment
+    entries, the reverse of every other writer. Nothing to lock for a flag deleted
+    meanwhile (the save then finds it missing)."""
+    locked = Feature.objects.select_for_update(no_key=True).filter(pk=feature.pk).first()
+    if locked is not None:
+        _lock_flag_rows(locked.project_id, [locked], types=FeatureType.values)
 
 
 def archive_features(*, project: Project, names: Sequence[str], actor: object) -> None:

@@ -296,3 +296,46 @@ def test_sdk_reports_admin__listed_read_only(staff, url):
     assert response.status_code == 200
     assert b"shop" in response.content
     assert staff.get(f"{url}add/").status_code == 403
+
+
+def test_feature_admin__change__locks_in_the_writers_order_before_writing(staff):
+    # The page saves the metadata, then the inlines, in one transaction: it locks what they
+    # write first, in the order every writer of several flags takes (features.services
+    # _lock_flag_rows), so that it does not deadlock with them.
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite locks no rows")
+    FeatureFactory(name="edited", description="before")
+    management = {
+        f"{prefix}-{field}": "0"
+        for prefix in ["environments", "feature_tags", "lifecycle_stages", "dependencies"]
+        for field in ["TOTAL_FORMS", "INITIAL_FORMS"]
+    }
+
+    with CaptureQueriesContext(connection) as queries:
+        response = staff.post(
+            f"{CHANGELIST}edited/change/",
+            {"type": "operational", "description": "after", **management},
+        )
+
+    assert response.status_code == 302, response.content.decode()[:3000]
+    statements = [query["sql"] for query in queries]
+    first_write = next(
+        index for index, sql in enumerate(statements) if sql.startswith(("UPDATE", "INSERT"))
+    )
+    locked_tables = [
+        sql.split(" FROM ")[1].split()[0].strip('"')
+        for sql in statements[:first_write]
+        if "FOR NO KEY UPDATE" in sql
+    ]
+    assert locked_tables == [
+        "features_feature",
+        "features_featureenvironment",
+        "features_featuredependency",
+        "features_projectflagcount",
+        "features_projectflagday",
+        "features_projectflagactivity",
+        "features_feature",  # update_feature_metadata's own lock, held already
+    ]

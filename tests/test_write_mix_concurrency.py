@@ -16,6 +16,7 @@ from datetime import timedelta
 import pytest
 from django.core.exceptions import ObjectDoesNotExist
 from django.db import DatabaseError, connection
+from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from rest_framework.test import APIClient
@@ -28,16 +29,21 @@ from features.services import (
     update_feature_metadata,
 )
 from flagadmin.api.principals import TokenPrincipal
-from flagadmin.models import TokenType
+from flagadmin.models import Role, TokenType
 from tests.concurrency import concurrent_db, run_together
-from tests.factories import ProjectFactory, make_token
+from tests.factories import ProjectFactory, UserFactory, make_token
 
 TYPES = ["release", "experiment", "operational", "kill-switch", "permission"]
 PROJECTS = ["left", "right"]
 ACTIONS = [
     *("create", "recreate", "archive-one", "archive", "revive", "delete", "metadata"),
-    *("depend", "switch", "strategy", "usage"),
+    *("depend", "switch", "strategy", "usage", "admin-page"),
 ]
+ADMIN_INLINES = {
+    f"{prefix}-{field}": "0"
+    for prefix in ["environments", "feature_tags", "lifecycle_stages", "dependencies"]
+    for field in ["TOTAL_FORMS", "INITIAL_FORMS"]
+}
 
 
 def body(value: dict) -> dict:
@@ -67,6 +73,7 @@ def test_write_mix__concurrent_writers__no_write_fails(settings, seed):
     now = timezone.now()
     admin_token, admin = make_token(TokenType.ADMIN, name="writers")
     actor = TokenPrincipal(admin_token)
+    staff_user = UserFactory(root_role_id=Role.ADMIN)
     client_token = make_token(TokenType.CLIENT, projects=["*"], environment="development")[1]
     setup = APIClient()
     setup.credentials(HTTP_AUTHORIZATION=admin)
@@ -90,7 +97,9 @@ def test_write_mix__concurrent_writers__no_write_fails(settings, seed):
     lock = threading.Lock()
     succeeded: Counter[str] = Counter()
 
-    def write(action: str, project: str, flag: str, step: int, index: int, client, sdk, pick):
+    def write(
+        action: str, project: str, flag: str, step: int, index: int, client, sdk, staff, pick
+    ):
         """One write; True when it wrote, False when there was nothing to write."""
         base = f"/api/admin/projects/{project}"
         if action == "create":
@@ -116,6 +125,16 @@ def test_write_mix__concurrent_writers__no_write_fails(settings, seed):
         elif action == "strategy":
             url = f"{base}/features/{flag}/environments/development/strategies"
             response = client.post(url, **body({"name": "default"}))
+        elif action == "admin-page":
+            # The Django admin's flag page: metadata and inlines in one transaction.
+            response = staff.post(
+                f"/admin/features/feature/{flag}/change/",
+                {"type": pick.choice(TYPES), "description": f"by {index}", **ADMIN_INLINES},
+            )
+            if response.status_code >= 500:
+                raise AssertionError(f"{response.status_code} {response.content[:160]!r}")
+            # 302 when saved; 200 when the form refused it (the flag was deleted meanwhile).
+            return response.status_code == 302
         elif action == "usage":
             reported = pick.sample(names["left"] + names["right"], 8)
             response = sdk.post("/api/client/metrics", **usage_report(reported, f"shop-{index}"))
@@ -151,8 +170,9 @@ def test_write_mix__concurrent_writers__no_write_fails(settings, seed):
         return response.status_code < 300
 
     def work(index: int) -> list[str]:
-        client, sdk = APIClient(), APIClient()
+        client, sdk, staff = APIClient(), APIClient(), Client()
         client.credentials(HTTP_AUTHORIZATION=admin)
+        staff.force_login(staff_user)
         sdk.credentials(HTTP_AUTHORIZATION=client_token)
         thread_rng = random.Random(seed * 100 + index)
         problems = []
@@ -161,7 +181,7 @@ def test_write_mix__concurrent_writers__no_write_fails(settings, seed):
             flag = thread_rng.choice(names[project])
             action = thread_rng.choice(ACTIONS)
             try:
-                wrote = write(action, project, flag, step, index, client, sdk, thread_rng)
+                wrote = write(action, project, flag, step, index, client, sdk, staff, thread_rng)
             except ObjectDoesNotExist:
                 wrote = False  # deleted by another thread meanwhile
             except (AssertionError, DatabaseError) as error:
