@@ -263,7 +263,7 @@ def update_feature_metadata(
     """Change what describes the flag; records `feature-metadata-updated` with the values
     before and after, or nothing when nothing changed."""
     with transaction.atomic():
-        # NO KEY: see `_locked_flags_of_project`.
+        # NO KEY: see `_lock_flag_rows`.
         current = Feature.objects.select_for_update(no_key=True).get(pk=feature.pk)
         before = _metadata(current)
         current.description = description or None
