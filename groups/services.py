@@ -52,7 +52,7 @@ def group_snapshot(group: Group, user_ids: Sequence[int]) -> dict[str, Any]:
 # --- writing -------------------------------------------------------------------------------
 
 
-def _locked(group_id: int) -> Group:
+def _locked(group_id: int, *, for_delete: bool = False) -> Group:
     """The group `group_id` names, read and locked until the transaction ends (PostgreSQL), so
     two concurrent writes of one group do not interleave; SQLite's IMMEDIATE transactions
     already serialise writers. 404 when there is none.
@@ -61,8 +61,14 @@ def _locked(group_id: int) -> Group:
     the key-share lock that another transaction's foreign key to the group (a project role
     for it, written beside) takes at commit, which Django defers to then. That transaction
     holds the members' lock by then (projects migration 0003), which this one's membership
-    changes wait for: a deadlock."""
-    locked = Group.objects.select_for_update(no_key=True).filter(pk=group_id).first()
+    changes wait for: a deadlock.
+
+    `for_delete`: FOR UPDATE, which waits for the grants that hold the group (FOR KEY SHARE,
+    `projects.selectors.held_holders`, taken before the members' lock) to commit, before the
+    delete collects the project roles to delete with the group: a role granted meanwhile is
+    then among them, not a foreign-key error at the delete's commit."""
+    locks = Group.objects.select_for_update(no_key=not for_delete)
+    locked = locks.filter(pk=group_id).first()
     if locked is None:
         raise NotFoundError(GROUP_NOT_FOUND)
     return locked
@@ -240,7 +246,7 @@ def delete_group(*, actor: object, group_id: int | None) -> None:
     audit event `group-deleted`."""
     group_id = _require_id(group_id)
     with transaction.atomic():
-        group = _locked(group_id)
+        group = _locked(group_id, for_delete=True)
         pre_data = group_snapshot(group, list(group.memberships.values_list("user_id", flat=True)))
         group.delete()
         record_event("group-deleted", actor=actor, pre_data=pre_data)

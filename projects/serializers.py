@@ -19,9 +19,10 @@ from flagadmin.api.fields import (
     StrictSerializer,
     UrlFriendlyNameField,
 )
-from flagadmin.models import ROOT_ROLE_TYPES, AccountType, Role, User
+from flagadmin.models import ROOT_ROLE_TYPES, Role, User
 from groups.models import Group
 from projects.models import Environment, ProjectMode
+from projects.selectors import held_holders
 
 # --- response: the list ------------------------------------------------------------------------
 
@@ -195,17 +196,14 @@ class ProjectAddAccessSchemaSerializer(StrictSerializer):
         }
         return self._check(value, known, "must be the id of an existing project role")
 
+    # Groups and people are held from here to the grant's commit (`held_holders`): the view
+    # validates inside the grant's transaction.
     def validate_groups(self, value: list[int]) -> list[int]:
-        if not value:
-            return []
-        known = dict.fromkeys(Group.objects.filter(id__in=value).values_list("id", flat=True))
+        known = dict.fromkeys(held_holders(Group, value))
         return self._check(value, known, "must be the id of an existing group")
 
     def validate_users(self, value: list[int]) -> list[int]:
-        if not value:
-            return []
-        users = User.objects.filter(id__in=value).exclude(account_type=AccountType.SYSTEM)
-        known = dict.fromkeys(users.values_list("id", flat=True))
+        known = dict.fromkeys(held_holders(User, value))
         return self._check(value, known, "must be the id of an existing user")
 
 

@@ -4,6 +4,7 @@ project endpoints share. Those that answer with a project's figures are in
 
 from __future__ import annotations
 
+from django.db import transaction
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import viewsets
 from rest_framework.request import Request
@@ -57,14 +58,17 @@ class ProjectAccessViewSet(AdminApiMixin, viewsets.ViewSet):
         responses={200: ProjectAccessSchemaSerializer, **error_responses(400, 404, 413, 415)},
     )
     def create(self, request: Request, projectId: str) -> Response:
-        body = ProjectAddAccessSchemaSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        project = get_project_or_404(projectId)
-        add_project_access(
-            project=project,
-            role_ids=body.validated_data["roles"],
-            user_ids=body.validated_data["users"],
-            group_ids=body.validated_data["groups"],
-            actor=request.user,
-        )
+        # One transaction from the validation on: it holds the groups and people it found
+        # until the grant commits (see `held_holders`).
+        with transaction.atomic():
+            body = ProjectAddAccessSchemaSerializer(data=request.data)
+            body.is_valid(raise_exception=True)
+            project = get_project_or_404(projectId)
+            add_project_access(
+                project=project,
+                role_ids=body.validated_data["roles"],
+                user_ids=body.validated_data["users"],
+                group_ids=body.validated_data["groups"],
+                actor=request.user,
+            )
         return Response(project_access(project.pk))
