@@ -692,9 +692,10 @@ def _computed_list_body(scope: str, user_id: int | None) -> bytes:
     entries = [_encoded(row, read.owners.get(row[0], ())) for row in read.rows]
     entries.sort(key=lambda entry: entry.sort_key)
     if len(_encoded_entries) > 2 * len(entries) + 1000:
-        # Projects deleted or in the other scope: drop theirs, keep the listed ones.
+        # Projects deleted or in the other scope: drop theirs, keep the listed ones. The keys
+        # are copied in one step: iterating the dict itself fails when a thread adds meanwhile.
         listed = {row[0] for row in read.rows}
-        for project_id in [key for key in _encoded_entries if key not in listed]:
+        for project_id in [key for key in list(_encoded_entries) if key not in listed]:
             _encoded_entries.pop(project_id, None)
     return _list_body(entries, read.favorites)
 
@@ -788,9 +789,10 @@ def _kept_list_body(scope: str, user_id: int | None, max_age: float) -> bytes:
                     _kept_entries[project["id"]] = entry
     favorites = {project_id for project_id, _, _, favorite in version_rows if favorite}
     if len(_kept_entries) > 2 * len(version_rows) + 1000:
-        # Projects deleted or archived since: drop their entries, keep the listed ones.
+        # Projects deleted or archived since: drop their entries, keep the listed ones (keys
+        # copied in one step, as above).
         listed = {row[0] for row in version_rows}
-        for project_id in [key for key in _kept_entries if key not in listed]:
+        for project_id in [key for key in list(_kept_entries) if key not in listed]:
             _kept_entries.pop(project_id, None)
     entries.sort(key=lambda entry: entry.sort_key)
     return _list_body(entries, favorites)
