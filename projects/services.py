@@ -121,7 +121,9 @@ def add_project_access(
     (their assignment time orders the owners), so repeating a call changes nothing and
     records nothing. The event lists what this call's insert added: of concurrent identical
     calls, only the one whose rows were stored records them."""
-    with transaction.atomic():
+    # savepoint=False: inside the view's transaction (which holds the holders, see
+    # `held_holders`), a failure rolls back everything anyway; no savepoint round trips.
+    with transaction.atomic(savepoint=False):
         existing = set(
             ProjectRoleAssignment.objects.filter(project=project, role_id__in=role_ids).values_list(
                 "role_id", "user_id", "group_id"
