@@ -31,7 +31,8 @@ pytestmark = [concurrent_db, pytest.mark.usefixtures("seeded_rows_back_after_mod
 @pytest.fixture(autouse=True)
 def computed_list(settings):
     settings.PROJECTS_LIST_ENTRY_MAX_AGE = 0
-    project_figures._encoded_entries.clear()
+    for entries in project_figures._encoded_entries.values():
+        entries.clear()
 
 
 def built_afresh(*, archived: bool = False, user_id: int | None = None) -> bytes:
@@ -76,13 +77,14 @@ def test_computed_list__one_write__the_entry_shows_it(admin_client, write):
 def test_computed_list__nothing_written__every_entry_reused(admin_client):
     one_project_of_every_kind()
     first = served(admin_client)
-    encoded = dict(project_figures._encoded_entries)
+    active = project_figures._encoded_entries["active"]
+    encoded = dict(active)
 
     again = served(admin_client)
 
     assert again == first
     assert set(encoded) == {"default", "p"}
-    assert all(project_figures._encoded_entries[key] is entry for key, entry in encoded.items())
+    assert all(active[key] is entry for key, entry in encoded.items())
 
 
 def test_computed_list__entries_of_projects_no_longer_listed__dropped(admin_client):
@@ -90,9 +92,14 @@ def test_computed_list__entries_of_projects_no_longer_listed__dropped(admin_clie
         source=(), sort_key=("", ""), encoded_favorite=b"", encoded=b""
     )
     for index in range(1100):
-        project_figures._encoded_entries[f"gone-{index}"] = gone
+        project_figures._encoded_entries["active"][f"gone-{index}"] = gone
+
+    archived = ProjectFactory(id="old", archived_at=timezone.now())
+    served(admin_client, "?archived=true")
 
     body = served(admin_client)
 
-    assert set(project_figures._encoded_entries) == {"default"}
+    assert set(project_figures._encoded_entries["active"]) == {"default"}
+    # Each list prunes its own entries: the archived list keeps its project's.
+    assert set(project_figures._encoded_entries["archived"]) == {archived.pk}
     assert body == built_afresh()
