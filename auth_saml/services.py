@@ -19,6 +19,7 @@ from django.utils import timezone
 from auth_saml.certificates import certificate_fingerprint, private_key_fingerprint
 from auth_saml.models import SP_KEY_REDACTED, ConsumedAssertion, SamlSettings
 from flagadmin.audit import record_event
+from flagadmin.db import held_ids
 from flagadmin.models import AccountType, User
 from groups.models import Group, GroupMembership
 
@@ -245,10 +246,20 @@ def sync_sso_groups(*, user: User, idp_groups: Sequence[str]) -> tuple[list[Grou
         memberships = {
             m.group_id: m for m in GroupMembership.objects.filter(user=user).select_related("group")
         }
+        wanted_ids = {group.id for group in mapped}
+        stale = [m for m in memberships.values() if m.added_by_sso and m.group_id not in wanted_ids]
+        # The groups to join or leave are held before the first change of members (which takes
+        # the members' lock): a group deleted meanwhile is left alone, its memberships gone
+        # with it (`flagadmin.db.held_ids`).
+        held = held_ids(
+            Group,
+            [group.id for group in mapped if group.id not in memberships]
+            + [membership.group_id for membership in stale],
+        )
         joined: list[Group] = []
         for group in mapped:
-            if group.id in memberships:
-                continue  # already a member, by hand or by an earlier sign-in
+            if group.id in memberships or group.id not in held:
+                continue  # already a member (by hand or by an earlier sign-in), or deleted
             try:
                 with transaction.atomic():  # savepoint: a concurrent sign-in may add it first
                     GroupMembership.objects.create(
@@ -260,8 +271,7 @@ def sync_sso_groups(*, user: User, idp_groups: Sequence[str]) -> tuple[list[Grou
             record_event(
                 "group-user-added", actor=None, data={"groupId": group.id, "userId": user.pk}
             )
-        wanted_ids = {group.id for group in mapped}
-        stale = [m for m in memberships.values() if m.added_by_sso and m.group_id not in wanted_ids]
+        stale = [membership for membership in stale if membership.group_id in held]
         left: list[Group] = []
         if stale:
             GroupMembership.objects.filter(pk__in=[m.pk for m in stale]).delete()

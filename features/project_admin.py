@@ -13,8 +13,11 @@ from django.http import HttpRequest
 from features.project_figures import project_figures
 from flagadmin.admin_audit import AuditedModelAdmin, json_safe
 from flagadmin.admin_filters import ArchivedFilter
+from flagadmin.db import held_ids
+from flagadmin.models import User
+from groups.models import Group
 from projects.admin import ProjectEnvironmentInline, ProjectRoleAssignmentInline
-from projects.models import Project
+from projects.models import Project, ProjectRoleAssignment
 
 
 class ProjectChangeList(ChangeList):
@@ -79,6 +82,22 @@ class ProjectAdmin(AuditedModelAdmin):
 
     def audit_scope(self, obj: Project) -> dict[str, Any]:
         return {"project": obj.pk}
+
+    def save_formset(self, request: HttpRequest, form, formset, change: bool) -> None:
+        if formset.model is not ProjectRoleAssignment:
+            super().save_formset(request, form, formset, change)
+            return
+        assignments = formset.save(commit=False)
+        # The groups and people given roles, and the groups of the roles removed, are held
+        # before the first change of members (see `flagadmin.db.held_ids`).
+        changed = [*assignments, *formset.deleted_objects]
+        held_ids(Group, [assignment.group_id for assignment in changed if assignment.group_id])
+        held_ids(User, [assignment.user_id for assignment in assignments if assignment.user_id])
+        for assignment in assignments:
+            assignment.save()
+        for assignment in formset.deleted_objects:
+            assignment.delete()
+        formset.save_m2m()
 
     def get_readonly_fields(self, request: HttpRequest, obj: Project | None = None):
         # The id is the project's key in URLs and tokens: set once, at creation.

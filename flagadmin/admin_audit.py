@@ -140,6 +140,23 @@ class AuditedAdminMixin:
             self.audit_deleted(request, obj, before if before is not None else self.audit_data(obj))
         return super().log_deletions(request, objects)
 
+    # Rows that other writes hold while they add rows referring to them (groups and people,
+    # see `flagadmin.db.held_ids`): a delete locks them FOR UPDATE, in key order, before Django
+    # collects what refers to them, so that it waits for those writes to commit and then
+    # deletes what they added, rather than changing members first and then waiting for them
+    # (a deadlock) or missing what they added (a foreign-key error at commit).
+    lock_before_delete = False
+
+    def delete_model(self, request: HttpRequest, obj: models.Model) -> None:
+        if self.lock_before_delete:
+            _lock_for_delete(type(obj), [obj.pk])
+        super().delete_model(request, obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset) -> None:
+        if self.lock_before_delete:
+            _lock_for_delete(queryset.model, list(queryset.values_list("pk", flat=True)))
+        super().delete_queryset(request, queryset)
+
     def response_action(self, request: HttpRequest, queryset) -> HttpResponse | None:
         # Actions write rows and their events together, or neither.
         with transaction.atomic(using=router.db_for_write(self.model)):
@@ -148,3 +165,8 @@ class AuditedAdminMixin:
 
 class AuditedModelAdmin(AuditedAdminMixin, admin.ModelAdmin):
     pass
+
+
+def _lock_for_delete(model: type[models.Model], keys: list[Any]) -> None:
+    """Lock the rows of `model` with these keys FOR UPDATE (PostgreSQL), in key order."""
+    list(model._base_manager.select_for_update().filter(pk__in=keys).order_by("pk").values("pk"))

@@ -19,7 +19,7 @@ Worst case for a request on a frozen server: one bounded wait on a kept connecti
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -27,6 +27,7 @@ import psycopg
 from django.conf import settings
 from django.db import IntegrityError, InterfaceError, OperationalError, connection, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models import Model
 
 T = TypeVar("T")
 
@@ -178,3 +179,37 @@ def unique_or_conflict(conflict: Callable[[], Exception | None]) -> Iterator[Non
         if error is None:
             raise
         raise error from exc
+
+
+def held_ids(
+    model: type[Model], ids: Iterable[int], *, where: str = "", params: Sequence[Any] = ()
+) -> set[int]:
+    """Of `ids`, those naming a row of `model` (that also matches the SQL condition `where`,
+    with `params`), each row held until the transaction ends: FOR KEY SHARE on PostgreSQL, in
+    id order, which a delete of the row waits for (updates of columns no unique index covers
+    do not). SQLite's IMMEDIATE transactions already serialise writers.
+
+    The rule it serves: groups (and people) before the members' lock. Every write that adds
+    project roles or group memberships holds their groups and people this way, and every
+    write that removes some holds their groups, before its first change of members, which
+    takes the members' lock (projects migration 0003). A delete of a group or person locks it
+    FOR UPDATE first (`groups.services._locked`, the Django admin's `lock_before_delete`),
+    then changes members. Otherwise Django's foreign-key check at commit (or the removal of a
+    row the delete holds) would wait for the row after the members' lock, while the delete
+    holds the row and waits for the members' lock: a deadlock, or, before deletes locked
+    first, a foreign-key error at one of the two commits. A row deleted meanwhile is missing
+    from the answer instead. Only inside a transaction does the hold outlast the call."""
+    wanted = sorted(set(ids))
+    if not wanted:
+        return set()
+    meta = model._meta
+    quote = connection.ops.quote_name
+    key = quote(meta.pk.column)
+    condition = f"{key} IN ({', '.join(['%s'] * len(wanted))})" + (f" AND {where}" if where else "")
+    lock = f" ORDER BY {key} FOR KEY SHARE" if connection.vendor == "postgresql" else ""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {key} FROM {quote(meta.db_table)} WHERE {condition}{lock}",
+            [*wanted, *params],
+        )
+        return {row[0] for row in cursor.fetchall()}

@@ -14,6 +14,7 @@ from flagadmin.admin import UserAdmin as CoreUserAdmin
 from flagadmin.admin_audit import AuditedModelAdmin
 from flagadmin.admin_fields import LinesField
 from flagadmin.audit import record_event
+from flagadmin.db import held_ids
 from flagadmin.models import User
 from groups.models import Group, GroupMembership
 from groups.services import group_snapshot
@@ -23,7 +24,13 @@ def _save_memberships(request: HttpRequest, formset, *, record_each: bool) -> No
     """Memberships added in the admin were added by hand, by the signed-in admin. From a
     user's page each one records `group-user-added` / `group-user-removed` (as SAML syncing
     does); from a group's page the group's own `group-updated` lists its members."""
-    for membership in formset.save(commit=False):
+    memberships = formset.save(commit=False)
+    # The groups and people of the memberships saved, and the groups of those removed, are
+    # held before the first change of members (see `flagadmin.db.held_ids`).
+    changed = [*memberships, *formset.deleted_objects]
+    held_ids(Group, [membership.group_id for membership in changed])
+    held_ids(User, [membership.user_id for membership in memberships])
+    for membership in memberships:
         added = membership.pk is None
         if added:
             membership.created_by = request.user.audit_name
@@ -107,6 +114,7 @@ class GroupAdmin(AuditedModelAdmin):
     # The SCIM id is written by the identity provider's provisioning, not by hand.
     readonly_fields = ["scim_id", "created_by", "created_at"]
     inlines = [GroupMembershipInline]
+    lock_before_delete = True
 
     def audit_data(self, obj: Group) -> dict[str, Any]:
         # What PUT /api/admin/groups/:id records, members included.
@@ -157,6 +165,7 @@ admin.site.unregister(User)
 @admin.register(User)
 class UserAdmin(CoreUserAdmin):
     inlines = [*CoreUserAdmin.inlines, UserGroupMembershipInline]
+    lock_before_delete = True
     list_display = (*CoreUserAdmin.list_display, "group_names")
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[User]:

@@ -63,10 +63,11 @@ def _locked(group_id: int, *, for_delete: bool = False) -> Group:
     holds the members' lock by then (projects migration 0003), which this one's membership
     changes wait for: a deadlock.
 
-    `for_delete`: FOR UPDATE, which waits for the grants that hold the group (FOR KEY SHARE,
-    `projects.selectors.held_holders`, taken before the members' lock) to commit, before the
-    delete collects the project roles to delete with the group: a role granted meanwhile is
-    then among them, not a foreign-key error at the delete's commit."""
+    `for_delete`: FOR UPDATE, which waits for the writes that hold the group to add rows
+    referring to it (project access grants, SAML sign-in, the Django admin's inlines: FOR KEY
+    SHARE, `flagadmin.db.held_ids`, taken before the members' lock) to commit, before the
+    delete collects the memberships and project roles to delete with the group: one added
+    meanwhile is then among them, not a foreign-key error at the delete's commit."""
     locks = Group.objects.select_for_update(no_key=not for_delete)
     locked = locks.filter(pk=group_id).first()
     if locked is None:

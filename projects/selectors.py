@@ -10,9 +10,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-from django.db import connection
-
-from flagadmin.models import AccountType, Role, RoleType, User
+from flagadmin.models import Role, RoleType, User
 from flagadmin.sql import column, table
 from groups.models import Group
 from projects.models import Project, ProjectRoleAssignment
@@ -95,23 +93,3 @@ def project_access(project_id: str) -> dict[str, Any]:
         "users": [{"id": key, "roles": roles} for key, roles in sorted(users.items())],
         "groups": [{"id": key, "roles": roles} for key, roles in sorted(groups.items())],
     }
-
-
-def held_holders(model: type[User] | type[Group], ids: Sequence[int]) -> set[int]:
-    """Of `ids`, those naming a group (`model` Group) or a person (`model` User, not a system
-    user), each row held until the transaction ends: FOR KEY SHARE on PostgreSQL, in id
-    order, which a delete of the row waits for, while updates of it do not. A project role
-    written for one of them in this transaction then cannot meet a deleted row at commit,
-    where Django checks the foreign key: a group deleted meanwhile is missing here instead.
-    SQLite's IMMEDIATE transactions already serialise writers."""
-    if not ids:
-        return set()
-    condition = f"{column(model, 'id')} IN ({', '.join(['%s'] * len(ids))})"
-    if model is User:
-        condition += f" AND {column(User, 'account_type')} <> %s"
-    lock = " ORDER BY 1 FOR KEY SHARE" if connection.vendor == "postgresql" else ""
-    params = [*ids, AccountType.SYSTEM.value] if model is User else list(ids)
-    sql = f"SELECT {column(model, 'id')} FROM {table(model)} WHERE {condition}{lock}"
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return {row[0] for row in cursor.fetchall()}

@@ -19,10 +19,11 @@ from flagadmin.api.fields import (
     StrictSerializer,
     UrlFriendlyNameField,
 )
-from flagadmin.models import ROOT_ROLE_TYPES, Role, User
+from flagadmin.db import held_ids
+from flagadmin.models import ROOT_ROLE_TYPES, AccountType, Role, User
+from flagadmin.sql import column
 from groups.models import Group
 from projects.models import Environment, ProjectMode
-from projects.selectors import held_holders
 
 # --- response: the list ------------------------------------------------------------------------
 
@@ -196,15 +197,16 @@ class ProjectAddAccessSchemaSerializer(StrictSerializer):
         }
         return self._check(value, known, "must be the id of an existing project role")
 
-    # Groups and people are held from here to the grant's commit (`held_holders`): the view
-    # validates inside the grant's transaction.
+    # Groups and people are held from here to the grant's commit (`flagadmin.db.held_ids`):
+    # the view validates inside the grant's transaction.
     def validate_groups(self, value: list[int]) -> list[int]:
-        known = dict.fromkeys(held_holders(Group, value))
+        known = dict.fromkeys(held_ids(Group, value))
         return self._check(value, known, "must be the id of an existing group")
 
     def validate_users(self, value: list[int]) -> list[int]:
-        known = dict.fromkeys(held_holders(User, value))
-        return self._check(value, known, "must be the id of an existing user")
+        not_system = f"{column(User, 'account_type')} <> %s"
+        people = held_ids(User, value, where=not_system, params=[AccountType.SYSTEM.value])
+        return self._check(value, dict.fromkeys(people), "must be the id of an existing user")
 
 
 @extend_schema_serializer(component_name="projectAccessHolderSchema")

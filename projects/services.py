@@ -122,7 +122,7 @@ def add_project_access(
     records nothing. The event lists what this call's insert added: of concurrent identical
     calls, only the one whose rows were stored records them."""
     # savepoint=False: inside the view's transaction (which holds the holders, see
-    # `held_holders`), a failure rolls back everything anyway; no savepoint round trips.
+    # `flagadmin.db.held_ids`), a failure rolls back everything anyway; no savepoint round trips.
     with transaction.atomic(savepoint=False):
         existing = set(
             ProjectRoleAssignment.objects.filter(project=project, role_id__in=role_ids).values_list(

@@ -59,7 +59,7 @@ class ProjectAccessViewSet(AdminApiMixin, viewsets.ViewSet):
     )
     def create(self, request: Request, projectId: str) -> Response:
         # One transaction from the validation on: it holds the groups and people it found
-        # until the grant commits (see `held_holders`).
+        # until the grant commits (see `flagadmin.db.held_ids`).
         with transaction.atomic():
             body = ProjectAddAccessSchemaSerializer(data=request.data)
             body.is_valid(raise_exception=True)

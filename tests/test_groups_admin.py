@@ -156,3 +156,59 @@ def test_group_admin__sso_mappings_one_per_line(db):
     page = client.get(f"/admin/groups/group/{group.pk}/change/").content.decode()
     assert "okta-qa\nQA team, Berlin</textarea>" in page
     assert 'name="scim_id"' not in page  # synchronised from the identity provider: read-only
+
+
+def first_index(queries: list[dict], *needles: str) -> int:
+    """The index of the first statement containing every needle (len(queries) when none)."""
+    return next(
+        (index for index, query in enumerate(queries) if all(n in query["sql"] for n in needles)),
+        len(queries),
+    )
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks: PostgreSQL")
+def test_group_delete__locks_the_group_before_deleting_what_refers_to_it(admin_browser):
+    group = GroupFactory(name="doomed")
+    GroupMembershipFactory(group=group)
+
+    with CaptureQueriesContext(connection) as captured:
+        response = admin_browser.post(f"/admin/groups/group/{group.pk}/delete/", {"post": "yes"})
+
+    assert response.status_code == 302, response.content.decode()[:2000]
+    queries = captured.captured_queries
+    lock = first_index(queries, '"groups_group"', "FOR UPDATE")
+    assert lock < first_index(queries, "DELETE FROM"), [q["sql"][:120] for q in queries]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks: PostgreSQL")
+def test_group_page__member_added__group_and_person_held_before_the_membership_is_written(
+    admin_browser,
+):
+    group = GroupFactory(name="platform")
+    newcomer = UserFactory()
+
+    with CaptureQueriesContext(connection) as captured:
+        response = admin_browser.post(
+            f"/admin/groups/group/{group.pk}/change/",
+            {
+                "name": "platform",
+                "description": "",
+                "mappings_sso": "[]",
+                "root_role": "",
+                "scim_id": "",
+                "memberships-TOTAL_FORMS": "1",
+                "memberships-INITIAL_FORMS": "0",
+                "memberships-MIN_NUM_FORMS": "0",
+                "memberships-MAX_NUM_FORMS": "1000",
+                "memberships-0-id": "",
+                "memberships-0-group": str(group.pk),
+                "memberships-0-user": str(newcomer.pk),
+            },
+        )
+
+    assert response.status_code == 302, response.content.decode()[:2000]
+    queries = captured.captured_queries
+    insert = first_index(queries, 'INSERT INTO "groups_groupmembership"')
+    assert insert < len(queries)
+    assert first_index(queries, '"groups_group"', "FOR KEY SHARE") < insert
+    assert first_index(queries, '"flagadmin_user"', "FOR KEY SHARE") < insert

@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import json
 import random
+import threading
 from collections import Counter
 
 import pytest
+from django.db import transaction
 from rest_framework.test import APIClient
 
-from flagadmin.models import Role, TokenType
+from auth_saml.services import sync_sso_groups
+from flagadmin.models import Role, TokenType, User
+from groups.models import Group, GroupMembership
 from projects.models import ProjectRoleAssignment
 from tests.concurrency import concurrent_db, run_together
 from tests.factories import GroupFactory, ProjectFactory, UserFactory, make_token
@@ -131,3 +135,51 @@ def test_members_mix__grants_beside_group_deletes__none_fails(seed):
     assert outcomes["access 400"], outcomes
     assert outcomes["group-delete 200"], outcomes
     assert_members_equal_a_recount()
+
+
+@concurrent_db
+@pytest.mark.usefixtures("seeded_rows_back_after_module")
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_members_mix__sso_sign_ins_beside_group_deletes__none_fails(seed):
+    """SAML sign-ins join the groups their assertion maps to while other requests delete
+    groups: a sign-in skips a group deleted before it, a delete removes the memberships added
+    before it, and neither fails (no deadlock, no foreign-key error at commit)."""
+    groups = [GroupFactory(mappings_sso=[f"idp-{index % 4}"]) for index in range(12)]
+    users = UserFactory.create_batch(6)
+    token = make_token(TokenType.ADMIN, name="members")[1]
+    outcomes: Counter[str] = Counter()
+    lock = threading.Lock()
+
+    def work(index: int) -> list[str]:
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=token)
+        rng = random.Random(seed * 100 + index)
+        problems = []
+        for _ in range(10):
+            if index % 3 == 0:
+                action = "group-delete"
+                status = client.delete(f"/api/admin/groups/{rng.choice(groups).pk}").status_code
+                if status >= 500:
+                    problems.append(f"{action}: {status}")
+            else:
+                action, status = "sign-in", 200
+                user = rng.choice(users)
+                idp_groups = rng.sample(["idp-0", "idp-1", "idp-2", "idp-3"], rng.randrange(0, 4))
+                try:
+                    # As the sign-in does: the person locked, then the groups synced.
+                    with transaction.atomic():
+                        User.objects.select_for_update(no_key=True).get(pk=user.pk)
+                        sync_sso_groups(user=user, idp_groups=idp_groups)
+                except Exception as exc:  # a deadlock or a foreign-key error at commit
+                    status = 500
+                    problems.append(f"{action}: {exc!r}"[:200])
+            with lock:
+                outcomes[f"{action} {status}"] += 1
+        return problems
+
+    results = run_together(6, work)
+
+    assert results == [[]] * 6, outcomes
+    assert outcomes["sign-in 200"], outcomes
+    assert outcomes["group-delete 200"], outcomes
+    assert not GroupMembership.objects.exclude(group__in=Group.objects.all()).exists()

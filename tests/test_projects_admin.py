@@ -176,3 +176,43 @@ def test_project_admin__viewer__no_access(db):
     response = client.get(CHANGELIST)
 
     assert response.status_code == 302
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks: PostgreSQL")
+def test_project_change__roles_added_inline__holders_held_before_the_roles_are_written(
+    admin_browser,
+):
+    ProjectFactory(id="shop", name="Shop", with_environments=False)
+    newcomer, team = UserFactory(), GroupFactory()
+
+    with CaptureQueriesContext(connection) as captured:
+        response = admin_browser.post(
+            f"{CHANGELIST}shop/change/",
+            {
+                "name": "Shop",
+                "description": "",
+                "mode": "open",
+                "default_stickiness": "default",
+                "archived_at_0": "",
+                "archived_at_1": "",
+                "role_assignments-TOTAL_FORMS": "2",
+                "role_assignments-INITIAL_FORMS": "0",
+                "role_assignments-0-role": str(Role.MEMBER),
+                "role_assignments-0-user": str(newcomer.pk),
+                "role_assignments-0-group": "",
+                "role_assignments-1-role": str(Role.OWNER),
+                "role_assignments-1-user": "",
+                "role_assignments-1-group": str(team.pk),
+                "project_environments-TOTAL_FORMS": "0",
+                "project_environments-INITIAL_FORMS": "0",
+            },
+        )
+
+    assert response.status_code == 302, response.content.decode()[:2000]
+    sql = [query["sql"] for query in captured.captured_queries]
+    table = '"projects_projectroleassignment"'
+    insert = next(i for i, s in enumerate(sql) if f"INSERT INTO {table}" in s)
+    held = [i for i, s in enumerate(sql) if "FOR KEY SHARE" in s]
+    assert any('"groups_group"' in sql[i] for i in held if i < insert), sql
+    assert any('"flagadmin_user"' in sql[i] for i in held if i < insert), sql
+    assert ProjectRoleAssignment.objects.filter(project_id="shop").count() == 2
