@@ -13,7 +13,7 @@ from django.utils import timezone
 from flagadmin.api.errors import NameExistsError, NotFoundError, ValidationError
 from flagadmin.api.principals import audit_actor
 from flagadmin.audit import event_time, record_event
-from flagadmin.db import unique_or_conflict
+from flagadmin.db import held_ids, unique_or_conflict
 from flagadmin.models import AccountType, Role, User
 from groups.models import Group, GroupMembership
 
@@ -108,6 +108,10 @@ def create_group(
     """Creates a group with its members; audit event `group-created`."""
     actor_name = audit_actor(actor)[0]
     with transaction.atomic():
+        # The people are held before the members change (see `flagadmin.db.held_ids`); one
+        # deleted since the request was checked is left out, as its delete removes memberships.
+        present = held_ids(User, [user.pk for user in users])
+        users = [user for user in users if user.pk in present]
         group = Group(
             name=name,
             description=description,
@@ -172,6 +176,9 @@ def update_group(
         group = _locked(group_id)
         memberships = {m.user_id: m for m in group.memberships.all()}
         wanted_ids = list(dict.fromkeys(user.pk for user in users))
+        # The people joining are held before the members change, as in `create_group`.
+        joining = held_ids(User, [uid for uid in wanted_ids if uid not in memberships])
+        wanted_ids = [uid for uid in wanted_ids if uid in memberships or uid in joining]
         pre_data = group_snapshot(group, list(memberships))
 
         if group.scim_id:

@@ -13,6 +13,7 @@ from collections import Counter
 
 import pytest
 from django.db import transaction
+from django.test import Client
 from rest_framework.test import APIClient
 
 from auth_saml.services import sync_sso_groups
@@ -183,3 +184,65 @@ def test_members_mix__sso_sign_ins_beside_group_deletes__none_fails(seed):
     assert outcomes["sign-in 200"], outcomes
     assert outcomes["group-delete 200"], outcomes
     assert not GroupMembership.objects.exclude(group__in=Group.objects.all()).exists()
+
+
+@concurrent_db
+@pytest.mark.usefixtures("seeded_rows_back_after_module")
+@pytest.mark.parametrize("seed", [1, 2])
+def test_members_mix__member_writes_beside_admin_deletes_of_people__none_fails(seed):
+    """Group updates and access grants name people whom the Django admin deletes meanwhile:
+    a write either lands before the delete (which then removes what it added) or goes on
+    without the person (400 for a grant naming them), never a deadlock or a foreign-key error
+    at commit, and the admin's delete never fails either."""
+    for project in PROJECTS:
+        ProjectFactory(id=project)
+    groups = GroupFactory.create_batch(3)
+    people = UserFactory.create_batch(14)
+    boss = UserFactory(email="boss@example.com", root_role_id=Role.ADMIN)
+    token = make_token(TokenType.ADMIN, name="members")[1]
+    outcomes: Counter[str] = Counter()
+    lock = threading.Lock()
+
+    def work(index: int) -> list[str]:
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=token)
+        browser = Client()
+        browser.force_login(User.objects.get(pk=boss.pk))
+        rng = random.Random(seed * 100 + index)
+        problems = []
+        for _ in range(8):
+            named = rng.sample(people, rng.randrange(1, 4))
+            if index % 3 == 0:
+                action = "admin-delete"
+                response = browser.post(
+                    f"/admin/flagadmin/user/{named[0].pk}/delete/", {"post": "yes"}
+                )
+            elif index % 3 == 1:
+                action = "group"
+                group = rng.choice(groups)
+                response = client.put(
+                    f"/api/admin/groups/{group.pk}",
+                    json.dumps(
+                        {"name": group.name, "users": [{"user": {"id": u.pk}} for u in named]}
+                    ),
+                    content_type="application/json",
+                )
+            else:
+                action = "access"
+                response = client.post(
+                    f"/api/admin/projects/{rng.choice(PROJECTS)}/access",
+                    json.dumps({"roles": [Role.MEMBER], "users": [u.pk for u in named]}),
+                    content_type="application/json",
+                )
+            if response.status_code >= 500:
+                problems.append(f"{action}: {response.status_code} {response.content[:200]!r}")
+            with lock:
+                outcomes[f"{action} {response.status_code}"] += 1
+        return problems
+
+    results = run_together(6, work)
+
+    assert results == [[]] * 6, outcomes
+    assert outcomes["admin-delete 302"], outcomes
+    assert outcomes["group 200"], outcomes
+    assert_members_equal_a_recount()
