@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from flagadmin.api.errors import NameExistsError
 from flagadmin.audit import event_time, record_event
-from flagadmin.db import unique_or_conflict
+from flagadmin.db import held_ids, unique_or_conflict
 from flagadmin.models import Role, User
 from projects.models import (
     OWNER_NAMES,
@@ -61,7 +61,9 @@ def create_project(
         ProjectEnvironment.objects.bulk_create(
             ProjectEnvironment(project=project, environment_id=name) for name in environments
         )
-        if isinstance(actor, User):
+        # The owner is held before the role is written (see `flagadmin.db.held_ids`); a person
+        # deleted while creating the project leaves it without owner.
+        if isinstance(actor, User) and held_ids(User, [actor.pk]):
             ProjectRoleAssignment.objects.create(project=project, role_id=Role.OWNER, user=actor)
         record_event(
             "project-created",
