@@ -19,7 +19,7 @@ from django.utils import timezone
 from auth_saml.certificates import certificate_fingerprint, private_key_fingerprint
 from auth_saml.models import SP_KEY_REDACTED, ConsumedAssertion, SamlSettings
 from flagadmin.audit import record_event
-from flagadmin.db import held_ids
+from flagadmin.db import held_ids, members_lock
 from flagadmin.models import AccountType, User
 from groups.models import Group, GroupMembership
 
@@ -236,6 +236,7 @@ def sync_sso_groups(*, user: User, idp_groups: Sequence[str]) -> tuple[list[Grou
     """
     wanted_names = set(idp_groups)
     with transaction.atomic():
+        members_lock()  # first (re-entrant: the sign-in has taken it), see flagadmin.db
         # Filtered in Python: JSON containment is not portable to SQLite, and groups with SSO
         # mappings are few. One query for the groups, one for the user's memberships.
         mapped = [
@@ -248,9 +249,8 @@ def sync_sso_groups(*, user: User, idp_groups: Sequence[str]) -> tuple[list[Grou
         }
         wanted_ids = {group.id for group in mapped}
         stale = [m for m in memberships.values() if m.added_by_sso and m.group_id not in wanted_ids]
-        # The groups to join or leave are held before the first change of members (which takes
-        # the members' lock): a group deleted meanwhile is left alone, its memberships gone
-        # with it (`flagadmin.db.held_ids`).
+        # The groups to join or leave are held: one deleted before is left alone, its
+        # memberships gone with it (`flagadmin.db.held_ids`).
         held = held_ids(
             Group,
             [group.id for group in mapped if group.id not in memberships]
@@ -348,7 +348,10 @@ def sign_in(
             return SignInResult(
                 refusal="This sign-in response has already been used. Please sign in again."
             )
-        # NO KEY: see groups.services._locked (group sync changes members too).
+        # The members' lock before the person's row (group sync changes members, and the
+        # admin's delete of a person takes the lock first: `flagadmin.db.members_lock`). NO
+        # KEY: see groups.services._locked.
+        members_lock()
         user = users_with_email(email).select_for_update(no_key=True).first()
         created = False
         if user is None:

@@ -13,7 +13,7 @@ from django.http import HttpRequest
 from features.project_figures import project_figures
 from flagadmin.admin_audit import AuditedModelAdmin, json_safe
 from flagadmin.admin_filters import ArchivedFilter
-from flagadmin.db import held_ids
+from flagadmin.db import held_ids, members_lock
 from flagadmin.models import User
 from groups.models import Group
 from projects.admin import ProjectEnvironmentInline, ProjectRoleAssignmentInline
@@ -58,6 +58,7 @@ class ProjectAdmin(AuditedModelAdmin):
     ]
     readonly_fields = ["created_at", "updated_at"]
     inlines = [ProjectRoleAssignmentInline, ProjectEnvironmentInline]
+    changes_members = True  # its roles (see `AuditedAdminMixin.changes_members`)
 
     def audit_data(self, obj: Project) -> dict[str, Any]:
         # What POST /api/admin/projects records, plus what else the admin edits: archiving,
@@ -93,6 +94,7 @@ class ProjectAdmin(AuditedModelAdmin):
         changed = [*assignments, *formset.deleted_objects]
         held_ids(Group, [assignment.group_id for assignment in changed if assignment.group_id])
         held_ids(User, [assignment.user_id for assignment in assignments if assignment.user_id])
+        members_lock()
         for assignment in assignments:
             assignment.save()
         for assignment in formset.deleted_objects:

@@ -22,6 +22,7 @@ from django.db import models, router, transaction
 from django.http import HttpRequest, HttpResponse
 
 from flagadmin.audit import event_time, record_event
+from flagadmin.db import members_lock
 
 _BEFORE = "_audit_snapshots_before"
 
@@ -132,34 +133,52 @@ class AuditedAdminMixin:
         self.audit_changed(request, obj, before)
         return entry
 
+    # Admins whose writes change members (group memberships, project roles, role types) or
+    # delete what members refer to (groups, people, projects, roles): every write of theirs
+    # takes the members' lock first (`flagadmin.db.members_lock`), before any row lock. A
+    # delete then locks its rows FOR UPDATE and snapshots them for the audit event, so the
+    # event holds what a writer it waited for added.
+    changes_members = False
+
+    def _changeform_view(self, request: HttpRequest, *args: Any, **kwargs: Any):
+        if self.changes_members and request.method == "POST":
+            members_lock()
+        return super()._changeform_view(request, *args, **kwargs)
+
+    def _delete_view(self, request: HttpRequest, *args: Any, **kwargs: Any):
+        if self.changes_members and request.method == "POST":
+            members_lock()
+        return super()._delete_view(request, *args, **kwargs)
+
     def log_deletions(self, request: HttpRequest, queryset):
         # Called before the rows go (delete view and "Delete selected" alike).
         objects = list(queryset)
+        if self.changes_members:
+            keys = [obj.pk for obj in objects]
+            _lock_for_delete(self.model, keys)
+            # What they are once locked: the snapshots before may miss what a writer added.
+            objects = list(self.model._base_manager.filter(pk__in=keys).order_by("pk"))
+            for obj in objects:
+                _snapshots(request).pop(_key(obj), None)
+            request._deleting_keys = [obj.pk for obj in objects]  # type: ignore[attr-defined]
         for obj in objects:
             before = _snapshots(request).pop(_key(obj), None)
             self.audit_deleted(request, obj, before if before is not None else self.audit_data(obj))
         return super().log_deletions(request, objects)
 
-    # Rows that other writes hold while they add rows referring to them (groups and people,
-    # see `flagadmin.db.held_ids`): a delete locks them FOR UPDATE, in key order, before Django
-    # collects what refers to them, so that it waits for those writes to commit and then
-    # deletes what they added, rather than changing members first and then waiting for them
-    # (a deadlock) or missing what they added (a foreign-key error at commit).
-    lock_before_delete = False
-
-    def delete_model(self, request: HttpRequest, obj: models.Model) -> None:
-        if self.lock_before_delete:
-            _lock_for_delete(type(obj), [obj.pk])
-        super().delete_model(request, obj)
-
     def delete_queryset(self, request: HttpRequest, queryset) -> None:
-        if self.lock_before_delete:
-            _lock_for_delete(queryset.model, list(queryset.values_list("pk", flat=True)))
+        # The rows locked and logged, not the list's filter again (an annotation filter such as
+        # "no members" may no longer match a row that a writer changed meanwhile).
+        keys = getattr(request, "_deleting_keys", None)
+        if self.changes_members and keys is not None:
+            queryset = self.model._base_manager.filter(pk__in=keys)
         super().delete_queryset(request, queryset)
 
     def response_action(self, request: HttpRequest, queryset) -> HttpResponse | None:
         # Actions write rows and their events together, or neither.
         with transaction.atomic(using=router.db_for_write(self.model)):
+            if self.changes_members:
+                members_lock()
             return super().response_action(request, queryset)
 
 

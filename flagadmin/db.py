@@ -181,6 +181,27 @@ def unique_or_conflict(conflict: Callable[[], Exception | None]) -> Iterator[Non
         raise error from exc
 
 
+# The members' lock: projects migration 0003's `projects_members_lock()` takes this key.
+MEMBERS_LOCK_KEY = 7202611230001
+
+
+def members_lock() -> None:
+    """Take the members' lock now (PostgreSQL; SQLite's IMMEDIATE transactions already
+    serialise writers). Re-entrant within a transaction.
+
+    The rule: every write that changes group memberships, project roles or role types, and
+    every delete of what they refer to (a group, a person, a project, a role), takes it first,
+    before any row lock or statement of its own on those rows. The tables' triggers take it
+    too, but only after changing rows, and the rows they maintain (`ProjectMember`) refer to
+    projects and people that no writer could all lock beforehand; Django checks those foreign
+    keys at commit. With the lock first, a delete's FOR UPDATE is only ever held by the
+    lock's holder, so no writer waits for one while holding the lock, and no one holds a
+    members row or a table lock of `repairprojectstats` while waiting for it."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [MEMBERS_LOCK_KEY])
+
+
 def held_ids(
     model: type[Model], ids: Iterable[int], *, where: str = "", params: Sequence[Any] = ()
 ) -> set[int]:
@@ -189,16 +210,10 @@ def held_ids(
     id order, which a delete of the row waits for (updates of columns no unique index covers
     do not). SQLite's IMMEDIATE transactions already serialise writers.
 
-    The rule it serves: groups (and people) before the members' lock. Every write that adds
-    project roles or group memberships holds their groups and people this way, and every
-    write that removes some holds their groups, before its first change of members, which
-    takes the members' lock (projects migration 0003). A delete of a group or person locks it
-    FOR UPDATE first (`groups.services._locked`, the Django admin's `lock_before_delete`),
-    then changes members. Otherwise Django's foreign-key check at commit (or the removal of a
-    row the delete holds) would wait for the row after the members' lock, while the delete
-    holds the row and waits for the members' lock: a deadlock, or, before deletes locked
-    first, a foreign-key error at one of the two commits. A row deleted meanwhile is missing
-    from the answer instead. Only inside a transaction does the hold outlast the call."""
+    Writers of members call it under the members' lock (`members_lock`): the rows they are
+    about to refer to exist, and stay until the commit checks the foreign keys. A row deleted
+    before is missing from the answer. Only inside a transaction does the hold outlast the
+    call."""
     wanted = sorted(set(ids))
     if not wanted:
         return set()

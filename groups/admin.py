@@ -14,7 +14,7 @@ from flagadmin.admin import UserAdmin as CoreUserAdmin
 from flagadmin.admin_audit import AuditedModelAdmin
 from flagadmin.admin_fields import LinesField
 from flagadmin.audit import record_event
-from flagadmin.db import held_ids
+from flagadmin.db import held_ids, members_lock
 from flagadmin.models import User
 from groups.models import Group, GroupMembership
 from groups.services import group_snapshot
@@ -30,6 +30,7 @@ def _save_memberships(request: HttpRequest, formset, *, record_each: bool) -> No
     changed = [*memberships, *formset.deleted_objects]
     held_ids(Group, [membership.group_id for membership in changed])
     held_ids(User, [membership.user_id for membership in memberships])
+    members_lock()
     for membership in memberships:
         added = membership.pk is None
         if added:
@@ -114,7 +115,7 @@ class GroupAdmin(AuditedModelAdmin):
     # The SCIM id is written by the identity provider's provisioning, not by hand.
     readonly_fields = ["scim_id", "created_by", "created_at"]
     inlines = [GroupMembershipInline]
-    lock_before_delete = True
+    changes_members = True
 
     def audit_data(self, obj: Group) -> dict[str, Any]:
         # What PUT /api/admin/groups/:id records, members included.
@@ -165,7 +166,7 @@ admin.site.unregister(User)
 @admin.register(User)
 class UserAdmin(CoreUserAdmin):
     inlines = [*CoreUserAdmin.inlines, UserGroupMembershipInline]
-    lock_before_delete = True
+    changes_members = True
     list_display = (*CoreUserAdmin.list_display, "group_names")
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[User]:

@@ -13,7 +13,7 @@ from django.utils import timezone
 from flagadmin.api.errors import NameExistsError, NotFoundError, ValidationError
 from flagadmin.api.principals import audit_actor
 from flagadmin.audit import event_time, record_event
-from flagadmin.db import held_ids, unique_or_conflict
+from flagadmin.db import held_ids, members_lock, unique_or_conflict
 from flagadmin.models import AccountType, Role, User
 from groups.models import Group, GroupMembership
 
@@ -63,11 +63,9 @@ def _locked(group_id: int, *, for_delete: bool = False) -> Group:
     holds the members' lock by then (projects migration 0003), which this one's membership
     changes wait for: a deadlock.
 
-    `for_delete`: FOR UPDATE, which waits for the writes that hold the group to add rows
-    referring to it (project access grants, SAML sign-in, the Django admin's inlines: FOR KEY
-    SHARE, `flagadmin.db.held_ids`, taken before the members' lock) to commit, before the
-    delete collects the memberships and project roles to delete with the group: one added
-    meanwhile is then among them, not a foreign-key error at the delete's commit."""
+    `for_delete`: FOR UPDATE. Taken under the members' lock (`flagadmin.db.members_lock`), as
+    every writer of members takes that lock first: nothing refers anew to the group until
+    the delete commits."""
     locks = Group.objects.select_for_update(no_key=not for_delete)
     locked = locks.filter(pk=group_id).first()
     if locked is None:
@@ -110,6 +108,7 @@ def create_group(
     with transaction.atomic():
         # The people are held before the members change (see `flagadmin.db.held_ids`); one
         # deleted since the request was checked is left out, as its delete removes memberships.
+        members_lock()
         present = held_ids(User, [user.pk for user in users])
         users = [user for user in users if user.pk in present]
         group = Group(
@@ -173,12 +172,14 @@ def update_group(
     group_id = _require_id(group_id)
     actor_name = audit_actor(actor)[0]
     with transaction.atomic():
+        # The members' lock first, then the group and the people wanted (see
+        # `flagadmin.db.members_lock`); one deleted since the request was checked is left out.
+        members_lock()
         group = _locked(group_id)
-        memberships = {m.user_id: m for m in group.memberships.all()}
         wanted_ids = list(dict.fromkeys(user.pk for user in users))
-        # The people joining are held before the members change, as in `create_group`.
-        joining = held_ids(User, [uid for uid in wanted_ids if uid not in memberships])
-        wanted_ids = [uid for uid in wanted_ids if uid in memberships or uid in joining]
+        present = held_ids(User, wanted_ids)
+        wanted_ids = [uid for uid in wanted_ids if uid in present]
+        memberships = {m.user_id: m for m in group.memberships.all()}
         pre_data = group_snapshot(group, list(memberships))
 
         if group.scim_id:
@@ -254,6 +255,7 @@ def delete_group(*, actor: object, group_id: int | None) -> None:
     audit event `group-deleted`."""
     group_id = _require_id(group_id)
     with transaction.atomic():
+        members_lock()
         group = _locked(group_id, for_delete=True)
         pre_data = group_snapshot(group, list(group.memberships.values_list("user_id", flat=True)))
         group.delete()

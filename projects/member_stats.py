@@ -9,6 +9,7 @@ from collections import Counter
 
 from django.db import transaction
 
+from flagadmin.db import members_lock
 from flagadmin.models import Role
 from flagadmin.recount import differing
 from flagadmin.sql import lock_tables_against_writes
@@ -61,6 +62,9 @@ def repair() -> tuple[dict[MemberKey, tuple[int, int]], dict[str, tuple[int, int
     wrong, as (stored, recomputed). Writers of assignments, memberships and roles wait
     meanwhile (PostgreSQL: SHARE locks; SQLite: the write lock)."""
     with transaction.atomic():
+        # The members' lock first, as every writer of members takes it before touching these
+        # tables (`flagadmin.db.members_lock`): then no writer holds one of them waiting for it.
+        members_lock()
         lock_tables_against_writes(ProjectRoleAssignment, GroupMembership, Role)
         actual, kept = recounted_paths(), stored_paths()
         wrong_paths = differing(actual, kept)

@@ -188,6 +188,7 @@ class ProjectAddAccessSchemaSerializer(StrictSerializer):
         return list(dict.fromkeys(value))
 
     def validate_roles(self, value: list[int]) -> list[int]:
+        held_ids(Role, value)  # a custom role deleted meanwhile is then missing below
         roles = Role.objects.filter(id__in=value).values_list("id", "type")
         known = {
             role_id: "must be the id of a project role, not of a root role"

@@ -7,9 +7,9 @@ import uuid
 from django.db import connection, transaction
 from django.utils import timezone
 
-from flagadmin.api.errors import NameExistsError
+from flagadmin.api.errors import NameExistsError, NotFoundError
 from flagadmin.audit import event_time, record_event
-from flagadmin.db import held_ids, unique_or_conflict
+from flagadmin.db import held_ids, members_lock, unique_or_conflict
 from flagadmin.models import Role, User
 from projects.models import (
     OWNER_NAMES,
@@ -64,6 +64,7 @@ def create_project(
         # The owner is held before the role is written (see `flagadmin.db.held_ids`); a person
         # deleted while creating the project leaves it without owner.
         if isinstance(actor, User) and held_ids(User, [actor.pk]):
+            members_lock()
             ProjectRoleAssignment.objects.create(project=project, role_id=Role.OWNER, user=actor)
         record_event(
             "project-created",
@@ -126,6 +127,11 @@ def add_project_access(
     # savepoint=False: inside the view's transaction (which holds the holders, see
     # `flagadmin.db.held_ids`), a failure rolls back everything anyway; no savepoint round trips.
     with transaction.atomic(savepoint=False):
+        # Under the members' lock (re-entrant: the view takes it before validating), the project
+        # is held as its groups and people are (`flagadmin.db.held_ids`).
+        members_lock()
+        if not held_ids(Project, [project.pk]):
+            raise NotFoundError(f"Project with id {project.pk} does not exist")
         existing = set(
             ProjectRoleAssignment.objects.filter(project=project, role_id__in=role_ids).values_list(
                 "role_id", "user_id", "group_id"

@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from flagadmin import permissions as perms
 from flagadmin.api.lookups import get_or_404
 from flagadmin.api.views import AdminApiMixin
+from flagadmin.db import members_lock
 from flagadmin.models import User
 from flagadmin.schema import error_responses
 from projects.models import Project
@@ -58,9 +59,10 @@ class ProjectAccessViewSet(AdminApiMixin, viewsets.ViewSet):
         responses={200: ProjectAccessSchemaSerializer, **error_responses(400, 404, 413, 415)},
     )
     def create(self, request: Request, projectId: str) -> Response:
-        # One transaction from the validation on: it holds the groups and people it found
-        # until the grant commits (see `flagadmin.db.held_ids`).
+        # One transaction from the validation on, under the members' lock (taken first, see
+        # `flagadmin.db.members_lock`): the groups and people found stay until the commit.
         with transaction.atomic():
+            members_lock()
             body = ProjectAddAccessSchemaSerializer(data=request.data)
             body.is_valid(raise_exception=True)
             project = get_project_or_404(projectId)

@@ -17,6 +17,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from auth_saml.services import sync_sso_groups
+from flagadmin.db import members_lock
 from flagadmin.models import Role, TokenType, User
 from groups.models import Group, GroupMembership
 from projects.models import ProjectRoleAssignment
@@ -167,8 +168,9 @@ def test_members_mix__sso_sign_ins_beside_group_deletes__none_fails(seed):
                 user = rng.choice(users)
                 idp_groups = rng.sample(["idp-0", "idp-1", "idp-2", "idp-3"], rng.randrange(0, 4))
                 try:
-                    # As the sign-in does: the person locked, then the groups synced.
+                    # As the sign-in does: the members' lock, the person, then the groups.
                     with transaction.atomic():
+                        members_lock()
                         User.objects.select_for_update(no_key=True).get(pk=user.pk)
                         sync_sso_groups(user=user, idp_groups=idp_groups)
                 except Exception as exc:  # a deadlock or a foreign-key error at commit
@@ -245,4 +247,88 @@ def test_members_mix__member_writes_beside_admin_deletes_of_people__none_fails(s
     assert results == [[]] * 6, outcomes
     assert outcomes["admin-delete 302"], outcomes
     assert outcomes["group 200"], outcomes
+    assert_members_equal_a_recount()
+
+
+@concurrent_db
+@pytest.mark.usefixtures("seeded_rows_back_after_module")
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_members_mix__every_members_writer_at_once__none_fails(seed):
+    """SAML sign-ins, group updates, access grants and the Django admin's deletes of projects
+    and groups, on the same groups, people and projects from 6 threads: two writers that add
+    or remove the same membership, or one that deletes what another refers to, wait for each
+    other under the members' lock and never deadlock or fail a foreign key at commit."""
+    projects = [ProjectFactory(id=f"mix-{index}") for index in range(6)]
+    groups = [GroupFactory(mappings_sso=[f"idp-{index % 3}"]) for index in range(6)]
+    people = UserFactory.create_batch(6)
+    boss = UserFactory(email="boss@example.com", root_role_id=Role.ADMIN)
+    token = make_token(TokenType.ADMIN, name="members")[1]
+    outcomes: Counter[str] = Counter()
+    lock = threading.Lock()
+
+    def work(index: int) -> list[str]:
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=token)
+        browser = Client()
+        browser.force_login(User.objects.get(pk=boss.pk))
+        rng = random.Random(seed * 100 + index)
+        problems = []
+        for step in range(10):
+            kind = rng.choice(["sign-in", "sign-in", "group", "group", "access", "admin-delete"])
+            status = 200
+            if kind == "sign-in":
+                user = rng.choice(people)
+                try:
+                    with transaction.atomic():
+                        members_lock()
+                        User.objects.select_for_update(no_key=True).get(pk=user.pk)
+                        sync_sso_groups(
+                            user=user, idp_groups=rng.sample(["idp-0", "idp-1", "idp-2"], 2)
+                        )
+                except Exception as exc:  # a deadlock or a foreign-key error at commit
+                    status = 500
+                    problems.append(f"{kind}: {exc!r}"[:200])
+            elif kind == "group":
+                group = rng.choice(groups)
+                named = rng.sample(people, rng.randrange(0, 4))
+                status = client.put(
+                    f"/api/admin/groups/{group.pk}",
+                    json.dumps(
+                        {"name": group.name, "users": [{"user": {"id": u.pk}} for u in named]}
+                    ),
+                    content_type="application/json",
+                ).status_code
+            elif kind == "access":
+                status = client.post(
+                    f"/api/admin/projects/{rng.choice(projects).pk}/access",
+                    json.dumps(
+                        {
+                            "roles": [rng.choice([Role.OWNER, Role.MEMBER])],
+                            "users": [u.pk for u in rng.sample(people, 2)],
+                            "groups": [g.pk for g in rng.sample(groups, 2)],
+                        }
+                    ),
+                    content_type="application/json",
+                ).status_code
+            elif rng.random() < 0.5:
+                project = rng.choice(projects)
+                status = browser.post(
+                    f"/admin/projects/project/{project.pk}/delete/", {"post": "yes"}
+                ).status_code
+            else:
+                group = rng.choice(groups)
+                status = browser.post(
+                    f"/admin/groups/group/{group.pk}/delete/", {"post": "yes"}
+                ).status_code
+            if status >= 500:
+                problems.append(f"{kind} (step {step}): {status}")
+            with lock:
+                outcomes[f"{kind} {status}"] += 1
+        return problems
+
+    results = run_together(6, work)
+
+    assert results == [[]] * 6, outcomes
+    for kind in ("sign-in 200", "group 200", "admin-delete 302"):
+        assert outcomes[kind], outcomes
     assert_members_equal_a_recount()
