@@ -13,6 +13,7 @@ from collections import Counter
 
 import pytest
 from django.db import transaction
+from django.http import HttpResponse
 from django.test import Client
 from rest_framework.test import APIClient
 
@@ -26,6 +27,30 @@ from tests.factories import GroupFactory, ProjectFactory, UserFactory, make_toke
 from tests.test_project_stats import assert_members_equal_a_recount
 
 PROJECTS = ["north", "south", "east"]
+
+
+def put_members(client: APIClient, group, people) -> HttpResponse:
+    """PUT /api/admin/groups/:id with the group's name and `people` as its members."""
+    return client.put(
+        f"/api/admin/groups/{group.pk}",
+        json.dumps({"name": group.name, "users": [{"user": {"id": u.pk}} for u in people]}),
+        content_type="application/json",
+    )
+
+
+def grant(client: APIClient, project_id: str, roles, people=(), groups=()) -> HttpResponse:
+    """POST /api/admin/projects/:id/access: every role to every person and group."""
+    return client.post(
+        f"/api/admin/projects/{project_id}/access",
+        json.dumps(
+            {
+                "roles": list(roles),
+                "users": [u.pk for u in people],
+                "groups": [g.pk for g in groups],
+            }
+        ),
+        content_type="application/json",
+    )
 
 
 @concurrent_db
@@ -55,25 +80,15 @@ def test_members_mix__concurrent_group_updates_and_grants__none_fails(seed):
                 action = "group"
                 group = rng.choice(groups)
                 members = rng.sample(users, rng.randrange(0, 6))
-                response = client.put(
-                    f"/api/admin/groups/{group.pk}",
-                    json.dumps(
-                        {"name": group.name, "users": [{"user": {"id": u.pk}} for u in members]}
-                    ),
-                    content_type="application/json",
-                )
+                response = put_members(client, group, members)
             else:
                 action = "access"
-                response = client.post(
-                    f"/api/admin/projects/{rng.choice(PROJECTS)}/access",
-                    json.dumps(
-                        {
-                            "roles": rng.sample([Role.OWNER, Role.MEMBER], rng.randrange(1, 3)),
-                            "users": [u.pk for u in rng.sample(users, rng.randrange(0, 4))],
-                            "groups": [g.pk for g in rng.sample(groups, rng.randrange(0, 2))],
-                        }
-                    ),
-                    content_type="application/json",
+                response = grant(
+                    client,
+                    rng.choice(PROJECTS),
+                    rng.sample([Role.OWNER, Role.MEMBER], rng.randrange(1, 3)),
+                    rng.sample(users, rng.randrange(0, 4)),
+                    rng.sample(groups, rng.randrange(0, 2)),
                 )
             if response.status_code >= 500:
                 problems.append(f"{action}: {response.status_code} {response.content[:160]!r}")
@@ -114,16 +129,12 @@ def test_members_mix__grants_beside_group_deletes__none_fails(seed):
                 response = client.delete(f"/api/admin/groups/{rng.choice(groups).pk}")
             else:
                 action = "access"
-                response = client.post(
-                    f"/api/admin/projects/{rng.choice(PROJECTS)}/access",
-                    json.dumps(
-                        {
-                            "roles": [rng.choice([Role.OWNER, Role.MEMBER])],
-                            "users": [u.pk for u in rng.sample(users, rng.randrange(0, 3))],
-                            "groups": [g.pk for g in rng.sample(groups, rng.randrange(0, 3))],
-                        }
-                    ),
-                    content_type="application/json",
+                response = grant(
+                    client,
+                    rng.choice(PROJECTS),
+                    [rng.choice([Role.OWNER, Role.MEMBER])],
+                    rng.sample(users, rng.randrange(0, 3)),
+                    rng.sample(groups, rng.randrange(0, 3)),
                 )
             if response.status_code >= 500:
                 problems.append(f"{action}: {response.status_code} {response.content[:200]!r}")
@@ -222,20 +233,10 @@ def test_members_mix__member_writes_beside_admin_deletes_of_people__none_fails(s
             elif index % 3 == 1:
                 action = "group"
                 group = rng.choice(groups)
-                response = client.put(
-                    f"/api/admin/groups/{group.pk}",
-                    json.dumps(
-                        {"name": group.name, "users": [{"user": {"id": u.pk}} for u in named]}
-                    ),
-                    content_type="application/json",
-                )
+                response = put_members(client, group, named)
             else:
                 action = "access"
-                response = client.post(
-                    f"/api/admin/projects/{rng.choice(PROJECTS)}/access",
-                    json.dumps({"roles": [Role.MEMBER], "users": [u.pk for u in named]}),
-                    content_type="application/json",
-                )
+                response = grant(client, rng.choice(PROJECTS), [Role.MEMBER], named)
             if response.status_code >= 500:
                 problems.append(f"{action}: {response.status_code} {response.content[:200]!r}")
             with lock:
@@ -291,24 +292,14 @@ def test_members_mix__every_members_writer_at_once__none_fails(seed):
             elif kind == "group":
                 group = rng.choice(groups)
                 named = rng.sample(people, rng.randrange(0, 4))
-                status = client.put(
-                    f"/api/admin/groups/{group.pk}",
-                    json.dumps(
-                        {"name": group.name, "users": [{"user": {"id": u.pk}} for u in named]}
-                    ),
-                    content_type="application/json",
-                ).status_code
+                status = put_members(client, group, named).status_code
             elif kind == "access":
-                status = client.post(
-                    f"/api/admin/projects/{rng.choice(projects).pk}/access",
-                    json.dumps(
-                        {
-                            "roles": [rng.choice([Role.OWNER, Role.MEMBER])],
-                            "users": [u.pk for u in rng.sample(people, 2)],
-                            "groups": [g.pk for g in rng.sample(groups, 2)],
-                        }
-                    ),
-                    content_type="application/json",
+                status = grant(
+                    client,
+                    rng.choice(projects).pk,
+                    [rng.choice([Role.OWNER, Role.MEMBER])],
+                    rng.sample(people, 2),
+                    rng.sample(groups, 2),
                 ).status_code
             elif rng.random() < 0.5:
                 project = rng.choice(projects)
