@@ -13,7 +13,7 @@ from django.http import HttpRequest
 from features.project_figures import project_figures
 from flagadmin.admin_audit import AuditedModelAdmin, json_safe
 from flagadmin.admin_filters import ArchivedFilter
-from flagadmin.db import held_ids, members_lock
+from flagadmin.db import held_ids
 from flagadmin.models import User
 from groups.models import Group
 from projects.admin import ProjectEnvironmentInline, ProjectRoleAssignmentInline
@@ -89,12 +89,10 @@ class ProjectAdmin(AuditedModelAdmin):
             super().save_formset(request, form, formset, change)
             return
         assignments = formset.save(commit=False)
-        # The groups and people given roles, and the groups of the roles removed, are held
-        # before the first change of members (see `flagadmin.db.held_ids`).
-        changed = [*assignments, *formset.deleted_objects]
-        held_ids(Group, [assignment.group_id for assignment in changed if assignment.group_id])
+        # Under the members' lock the view took first (`changes_members`), the groups and
+        # people given roles are held until the commit (see `flagadmin.db.held_ids`).
+        held_ids(Group, [assignment.group_id for assignment in assignments if assignment.group_id])
         held_ids(User, [assignment.user_id for assignment in assignments if assignment.user_id])
-        members_lock()
         for assignment in assignments:
             assignment.save()
         for assignment in formset.deleted_objects:

@@ -22,7 +22,6 @@ from flagadmin import crypto
 from flagadmin.admin_audit import AuditedAdminMixin, AuditedModelAdmin, json_safe
 from flagadmin.admin_fields import LinesField
 from flagadmin.audit import event_time, record_event
-from flagadmin.db import members_lock
 from flagadmin.models import AccountType, ApiToken, AuditEvent, Role, TokenType, User
 from flagadmin.services import environment_exists, token_event_data, unknown_projects
 from flagadmin.tokens import assign_secret
@@ -172,15 +171,9 @@ class RoleAdmin(AuditedModelAdmin):
             return ("id", "name", "type", "created_at")
         return ("id", "created_at")
 
-    # A role's type decides whether its holders count as project members (see
-    # `AuditedAdminMixin.changes_members`): a change locks the role, then the members' lock.
+    # A role's type decides whether its holders count as project members, and deleting a
+    # role deletes its assignments (see `AuditedAdminMixin.changes_members`).
     changes_members = True
-
-    def save_model(self, request: HttpRequest, obj: Role, form, change: bool) -> None:
-        if change:
-            list(Role.objects.select_for_update(no_key=True).filter(pk=obj.pk).values("pk"))
-            members_lock()
-        super().save_model(request, obj, form, change)
 
     def has_delete_permission(self, request: HttpRequest, obj: Role | None = None) -> bool:
         if obj is not None and obj.pk <= Role.MEMBER:

@@ -14,7 +14,7 @@ from flagadmin.admin import UserAdmin as CoreUserAdmin
 from flagadmin.admin_audit import AuditedModelAdmin
 from flagadmin.admin_fields import LinesField
 from flagadmin.audit import record_event
-from flagadmin.db import held_ids, members_lock
+from flagadmin.db import held_ids
 from flagadmin.models import User
 from groups.models import Group, GroupMembership
 from groups.services import group_snapshot
@@ -25,12 +25,10 @@ def _save_memberships(request: HttpRequest, formset, *, record_each: bool) -> No
     user's page each one records `group-user-added` / `group-user-removed` (as SAML syncing
     does); from a group's page the group's own `group-updated` lists its members."""
     memberships = formset.save(commit=False)
-    # The groups and people of the memberships saved, and the groups of those removed, are
-    # held before the first change of members (see `flagadmin.db.held_ids`).
-    changed = [*memberships, *formset.deleted_objects]
-    held_ids(Group, [membership.group_id for membership in changed])
+    # Under the members' lock the view took first (`changes_members`), the groups and people
+    # of the memberships saved are held until the commit (see `flagadmin.db.held_ids`).
+    held_ids(Group, [membership.group_id for membership in memberships])
     held_ids(User, [membership.user_id for membership in memberships])
-    members_lock()
     for membership in memberships:
         added = membership.pk is None
         if added:
