@@ -69,26 +69,30 @@ def test_group_change_page__members_inline(admin_browser):
     assert 'name="memberships-0-user"' in content
 
 
+def member_added_form(group, newcomer) -> dict[str, str]:
+    """The group's change form, unchanged but for `newcomer` added as a member."""
+    return {
+        "name": group.name,
+        "description": "",
+        "mappings_sso": "[]",
+        "root_role": "",
+        "scim_id": "",
+        "memberships-TOTAL_FORMS": "1",
+        "memberships-INITIAL_FORMS": "0",
+        "memberships-MIN_NUM_FORMS": "0",
+        "memberships-MAX_NUM_FORMS": "1000",
+        "memberships-0-id": "",
+        "memberships-0-group": str(group.pk),
+        "memberships-0-user": str(newcomer.pk),
+    }
+
+
 def test_group_change__member_added_by_hand__created_by_the_admin(admin_browser):
     group = GroupFactory(name="platform")
     newcomer = UserFactory()
 
     response = admin_browser.post(
-        f"/admin/groups/group/{group.pk}/change/",
-        {
-            "name": "platform",
-            "description": "",
-            "mappings_sso": "[]",
-            "root_role": "",
-            "scim_id": "",
-            "memberships-TOTAL_FORMS": "1",
-            "memberships-INITIAL_FORMS": "0",
-            "memberships-MIN_NUM_FORMS": "0",
-            "memberships-MAX_NUM_FORMS": "1000",
-            "memberships-0-id": "",
-            "memberships-0-group": str(group.pk),
-            "memberships-0-user": str(newcomer.pk),
-        },
+        f"/admin/groups/group/{group.pk}/change/", member_added_form(group, newcomer)
     )
 
     assert response.status_code == 302, response.content.decode()[:2000]
@@ -189,21 +193,7 @@ def test_group_page__member_added__group_and_person_held_before_the_membership_i
 
     with CaptureQueriesContext(connection) as captured:
         response = admin_browser.post(
-            f"/admin/groups/group/{group.pk}/change/",
-            {
-                "name": "platform",
-                "description": "",
-                "mappings_sso": "[]",
-                "root_role": "",
-                "scim_id": "",
-                "memberships-TOTAL_FORMS": "1",
-                "memberships-INITIAL_FORMS": "0",
-                "memberships-MIN_NUM_FORMS": "0",
-                "memberships-MAX_NUM_FORMS": "1000",
-                "memberships-0-id": "",
-                "memberships-0-group": str(group.pk),
-                "memberships-0-user": str(newcomer.pk),
-            },
+            f"/admin/groups/group/{group.pk}/change/", member_added_form(group, newcomer)
         )
 
     assert response.status_code == 302, response.content.decode()[:2000]
@@ -212,3 +202,6 @@ def test_group_page__member_added__group_and_person_held_before_the_membership_i
     assert insert < len(queries)
     assert first_index(queries, '"groups_group"', "FOR KEY SHARE") < insert
     assert first_index(queries, '"flagadmin_user"', "FOR KEY SHARE") < insert
+    assert list(GroupMembership.objects.filter(group=group).values_list("user_id", flat=True)) == [
+        newcomer.pk
+    ]

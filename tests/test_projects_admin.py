@@ -131,27 +131,34 @@ def test_project_change_page__members_and_environments_inline(admin_browser):
     assert {r.pk for r in role_choices.fields["role"].queryset} == {Role.OWNER, Role.MEMBER}
 
 
+def shop_form_adding_roles(*roles: tuple) -> dict[str, str]:
+    """Project `shop`'s change form, unchanged but for new roles: (role id, user or None,
+    group or None) each."""
+    form = {
+        "name": "Shop",
+        "description": "",
+        "mode": "open",
+        "default_stickiness": "default",
+        "archived_at_0": "",
+        "archived_at_1": "",
+        "role_assignments-TOTAL_FORMS": str(len(roles)),
+        "role_assignments-INITIAL_FORMS": "0",
+        "project_environments-TOTAL_FORMS": "0",
+        "project_environments-INITIAL_FORMS": "0",
+    }
+    for index, (role, user, group) in enumerate(roles):
+        form[f"role_assignments-{index}-role"] = str(role)
+        form[f"role_assignments-{index}-user"] = str(user.pk) if user else ""
+        form[f"role_assignments-{index}-group"] = str(group.pk) if group else ""
+    return form
+
+
 def test_project_change__member_added_inline(admin_browser):
     project = ProjectFactory(id="shop", name="Shop", with_environments=False)
     newcomer = UserFactory()
 
     response = admin_browser.post(
-        f"{CHANGELIST}shop/change/",
-        {
-            "name": "Shop",
-            "description": "",
-            "mode": "open",
-            "default_stickiness": "default",
-            "archived_at_0": "",
-            "archived_at_1": "",
-            "role_assignments-TOTAL_FORMS": "1",
-            "role_assignments-INITIAL_FORMS": "0",
-            "role_assignments-0-role": str(Role.MEMBER),
-            "role_assignments-0-user": str(newcomer.pk),
-            "role_assignments-0-group": "",
-            "project_environments-TOTAL_FORMS": "0",
-            "project_environments-INITIAL_FORMS": "0",
-        },
+        f"{CHANGELIST}shop/change/", shop_form_adding_roles((Role.MEMBER, newcomer, None))
     )
 
     assert response.status_code == 302, response.content.decode()[:2000]
@@ -188,24 +195,7 @@ def test_project_change__roles_added_inline__holders_held_before_the_roles_are_w
     with CaptureQueriesContext(connection) as captured:
         response = admin_browser.post(
             f"{CHANGELIST}shop/change/",
-            {
-                "name": "Shop",
-                "description": "",
-                "mode": "open",
-                "default_stickiness": "default",
-                "archived_at_0": "",
-                "archived_at_1": "",
-                "role_assignments-TOTAL_FORMS": "2",
-                "role_assignments-INITIAL_FORMS": "0",
-                "role_assignments-0-role": str(Role.MEMBER),
-                "role_assignments-0-user": str(newcomer.pk),
-                "role_assignments-0-group": "",
-                "role_assignments-1-role": str(Role.OWNER),
-                "role_assignments-1-user": "",
-                "role_assignments-1-group": str(team.pk),
-                "project_environments-TOTAL_FORMS": "0",
-                "project_environments-INITIAL_FORMS": "0",
-            },
+            shop_form_adding_roles((Role.MEMBER, newcomer, None), (Role.OWNER, None, team)),
         )
 
     assert response.status_code == 302, response.content.decode()[:2000]
