@@ -57,11 +57,9 @@ def _locked(group_id: int, *, for_delete: bool = False) -> Group:
     two concurrent writes of one group do not interleave; SQLite's IMMEDIATE transactions
     already serialise writers. 404 when there is none.
 
-    FOR NO KEY UPDATE, as an UPDATE of the group's row locks it: FOR UPDATE would also block
-    the key-share lock that another transaction's foreign key to the group (a project role
-    for it, written beside) takes at commit, which Django defers to then. That transaction
-    holds the members' lock by then (projects migration 0003), which this one's membership
-    changes wait for: a deadlock.
+    FOR NO KEY UPDATE, as an UPDATE of the group's row locks it: it does not block the
+    key-share locks of foreign-key checks, which Django defers to commit (FOR UPDATE once
+    deadlocked with a grant's, before every writer of members took the members' lock first).
 
     `for_delete`: FOR UPDATE. Taken under the members' lock (`flagadmin.db.members_lock`), as
     every writer of members takes that lock first: nothing refers anew to the group until

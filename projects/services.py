@@ -7,7 +7,7 @@ import uuid
 from django.db import connection, transaction
 from django.utils import timezone
 
-from flagadmin.api.errors import NameExistsError, NotFoundError
+from flagadmin.api.errors import NameExistsError
 from flagadmin.audit import event_time, record_event
 from flagadmin.db import held_ids, members_lock, unique_or_conflict
 from flagadmin.models import Role, User
@@ -61,11 +61,14 @@ def create_project(
         ProjectEnvironment.objects.bulk_create(
             ProjectEnvironment(project=project, environment_id=name) for name in environments
         )
-        # The owner is held before the role is written (see `flagadmin.db.held_ids`); a person
-        # deleted while creating the project leaves it without owner.
-        if isinstance(actor, User) and held_ids(User, [actor.pk]):
+        if isinstance(actor, User):
+            # The members' lock first, then the owner held (`flagadmin.db`); a person deleted
+            # while creating the project leaves it without owner.
             members_lock()
-            ProjectRoleAssignment.objects.create(project=project, role_id=Role.OWNER, user=actor)
+            if held_ids(User, [actor.pk]):
+                ProjectRoleAssignment.objects.create(
+                    project=project, role_id=Role.OWNER, user=actor
+                )
         record_event(
             "project-created",
             actor=actor,
@@ -123,15 +126,13 @@ def add_project_access(
     checked by the request serializer). Assignments that exist already are kept as they are
     (their assignment time orders the owners), so repeating a call changes nothing and
     records nothing. The event lists what this call's insert added: of concurrent identical
-    calls, only the one whose rows were stored records them."""
-    # savepoint=False: inside the view's transaction (which holds the holders, see
-    # `flagadmin.db.held_ids`), a failure rolls back everything anyway; no savepoint round trips.
+    calls, only the one whose rows were stored records them.
+
+    The caller holds the members' lock (`flagadmin.db.members_lock`), taken before it read the
+    project and validated the ids: the view does, in one transaction with this one."""
+    # savepoint=False: inside the view's transaction a failure rolls back everything anyway;
+    # no savepoint round trips.
     with transaction.atomic(savepoint=False):
-        # Under the members' lock (re-entrant: the view takes it before validating), the project
-        # is held as its groups and people are (`flagadmin.db.held_ids`).
-        members_lock()
-        if not held_ids(Project, [project.pk]):
-            raise NotFoundError(f"Project with id {project.pk} does not exist")
         existing = set(
             ProjectRoleAssignment.objects.filter(project=project, role_id__in=role_ids).values_list(
                 "role_id", "user_id", "group_id"
