@@ -21,6 +21,7 @@ from django.db import connection, transaction
 from django.db.models import Model
 from django.db.models.fields import AutoFieldMixin
 
+from flagadmin.db import connect_checked, prepared_cursor, prepared_cursor_on
 from flagadmin.sql import column, table
 from projects.models import Environment, Project, ProjectEnvironment
 
@@ -66,8 +67,9 @@ def _target_sql() -> str:
 
 def load_new_flag_target(project_id: str, *, creator_id: int | None) -> NewFlagTarget | None:
     """The target of a new flag in project `project_id` naming user `creator_id` as creator,
-    in one query; None when the project does not exist or is archived."""
-    with connection.cursor() as cursor:
+    in one query (prepared once per connection on PostgreSQL); None when the project does not
+    exist or is archived."""
+    with prepared_cursor() as cursor:
         cursor.execute(_target_sql(), [creator_id, project_id])
         rows = cursor.fetchall()
     if not rows:
@@ -143,28 +145,25 @@ def insert_together(groups: Sequence[Sequence[Model]]) -> None:
     order, all or nothing: inside the caller's transaction when there is one (the caller rolls
     back, or keeps a savepoint to go on after a failure), else in a transaction of their own.
 
-    On PostgreSQL (client-side binding, Django's default) the statements travel as one query,
-    which PostgreSQL runs as one transaction of its own when there is no caller's: the whole
-    write without BEGIN and COMMIT round trips. On SQLite they run one by one. Raises
-    IntegrityError when a constraint refuses a row."""
+    On PostgreSQL the statements are prepared once per connection and travel in one pipeline
+    with one Sync: one round trip, and without a caller's transaction PostgreSQL runs them as
+    one implicit transaction (no BEGIN and COMMIT round trips); a failing statement skips the
+    rest and rolls all back. On SQLite they run one by one. Raises IntegrityError when a
+    constraint refuses a row."""
     inserts = [_insert(rows) for rows in groups if rows]
-    batched = (
-        connection.vendor == "postgresql"
-        and connection.settings_dict.get("OPTIONS", {}).get("server_side_binding") is not True
-    )
-    own_transaction = not batched and not connection.in_atomic_block
-    with transaction.atomic() if own_transaction else nullcontext(), connection.cursor() as cursor:
-        if not batched:
-            for insert in inserts:
-                cursor.execute(insert.sql, insert.params)
-                _saved(insert, cursor.fetchall() if insert.returns_ids else None)
-            return
-        cursor.execute(
-            ";\n".join(insert.sql for insert in inserts),
-            [param for insert in inserts for param in insert.params],
-        )
-        # One result per statement, in order (psycopg has read them all already).
-        for index, insert in enumerate(inserts):
-            if index:
-                cursor.nextset()
-            _saved(insert, cursor.fetchall() if insert.returns_ids else None)
+    if connection.vendor != "postgresql":
+        with transaction.atomic() if not connection.in_atomic_block else nullcontext():
+            with connection.cursor() as cursor:
+                for insert in inserts:
+                    cursor.execute(insert.sql, insert.params)
+                    _saved(insert, cursor.fetchall() if insert.returns_ids else None)
+        return
+    connect_checked(connection)
+    cursors = [prepared_cursor_on(connection) for _ in inserts]
+    # An error comes out when the pipeline ends (its Sync), not from `execute`: as Django's.
+    with connection.wrap_database_errors, connection.connection.pipeline():
+        for insert, cursor in zip(inserts, cursors):
+            cursor.execute(insert.sql, insert.params)
+    for insert, cursor in zip(inserts, cursors):
+        _saved(insert, cursor.fetchall() if insert.returns_ids else None)
+        cursor.close()

@@ -228,3 +228,48 @@ def held_ids(
             [*wanted, *params],
         )
         return {row[0] for row in cursor.fetchall()}
+
+
+class PreparedBinaryCursor(psycopg.Cursor):
+    """A psycopg cursor with server-side binding whose statements PostgreSQL prepares once per
+    connection (`prepare=True`; none when `DB_PREPARED_STATEMENTS` is off, see settings) and
+    whose rows come in binary: psycopg's C loaders then read timestamps and integers without
+    parsing text (Django's text loader for timestamps costs ~3 µs a value). Parsing and
+    planning the busiest statements on every request was a third of PostgreSQL's work for
+    them."""
+
+    prepare: bool = True
+
+    def execute(self, query: Any, params: Any = None, **kwargs: Any) -> Any:
+        return super().execute(query, params, prepare=self.prepare, binary=True)
+
+
+def prepared_cursor_on(db: BaseDatabaseWrapper, *, prepare: bool = True) -> Any:
+    """Django's cursor wrapper (errors as Django's, queries logged and counted as any other)
+    around a `PreparedBinaryCursor` on `db`'s open PostgreSQL connection; the caller has
+    connected (`db.cursor()`, or `connect_checked`). Only for statements whose one plan suits
+    every call, and written with `%s` placeholders that PostgreSQL binds."""
+    raw = PreparedBinaryCursor(db.connection)
+    raw.prepare = prepare
+    return db.make_debug_cursor(raw) if db.queries_logged else db.make_cursor(raw)
+
+
+def connect_checked(db: BaseDatabaseWrapper) -> None:
+    """Connect `db` as `db.cursor()` does: a kept connection that fails its health check is
+    closed first, then (re)opened."""
+    db.close_if_health_check_failed()
+    db.ensure_connection()
+
+
+@contextmanager
+def prepared_cursor(db: BaseDatabaseWrapper | None = None) -> Iterator[Any]:
+    """A cursor for a statement that runs on every request: on PostgreSQL a prepared,
+    server-side binding one (`prepared_cursor_on`), elsewhere Django's own."""
+    db = db or connection
+    if db.vendor != "postgresql":
+        with db.cursor() as cursor:
+            yield cursor
+        return
+    connect_checked(db)
+    with prepared_cursor_on(db) as cursor:
+        yield cursor

@@ -20,6 +20,7 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import DateTimeField
 from django.utils import timezone
 
+from flagadmin.db import prepared_cursor
 from flagadmin.models import ApiToken, AuditEvent, TokenType, User
 from flagadmin.sql import column, table
 
@@ -170,8 +171,9 @@ def find_token(
         # Admin and client tokens, on every request of the admin and client APIs: one
         # statement written once per process, rather than a query the ORM compiles each time
         # (that was most of the lookup's cost); on the connection itself, not through the
-        # `connection` proxy, which pays a thread-local lookup for each attribute read.
-        with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+        # `connection` proxy, which pays a thread-local lookup for each attribute read; and
+        # prepared once per connection on PostgreSQL.
+        with prepared_cursor(connections[DEFAULT_DB_ALIAS]) as cursor:
             cursor.execute(_token_statement(with_revision), [digest])
             row = cursor.fetchone()
         if row is None:

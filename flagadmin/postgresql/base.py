@@ -1,4 +1,5 @@
-"""Django's PostgreSQL backend with a health check that costs no round trip.
+"""Django's PostgreSQL backend with a health check that costs no round trip, and the SQL of
+the app's prepared statements shown in Django's query log.
 
 With `CONN_HEALTH_CHECKS`, Django checks a kept connection at the start of every request that
 uses the database, and its PostgreSQL backend does so with `SELECT 1`: a round trip, and work
@@ -13,11 +14,28 @@ from __future__ import annotations
 
 import select
 
-from django.db.backends.postgresql import base
+import psycopg
+from django.db.backends.postgresql import base, operations
 from psycopg import pq
 
 
+class DatabaseOperations(operations.DatabaseOperations):
+    def last_executed_query(self, cursor, sql, params):
+        # Django's own cursors bind on the client and keep the query they sent. The app's
+        # server-side binding cursors (flagadmin.db.PreparedBinaryCursor) sent `$1`
+        # placeholders, or only a prepared statement's name: the log gets the SQL with its
+        # values, composed as Django composes it for server-side binding.
+        if isinstance(cursor, psycopg.ClientCursor):
+            return super().last_executed_query(cursor, sql, params)
+        try:
+            return self.compose_sql(sql, params)
+        except psycopg.errors.DataError:
+            return None
+
+
 class DatabaseWrapper(base.DatabaseWrapper):
+    ops_class = DatabaseOperations
+
     def is_usable(self) -> bool:
         raw = self.connection
         if raw is None or raw.closed or raw.pgconn.status != pq.ConnStatus.OK:
