@@ -152,18 +152,21 @@ def insert_together(groups: Sequence[Sequence[Model]]) -> None:
     constraint refuses a row."""
     inserts = [_insert(rows) for rows in groups if rows]
     if connection.vendor != "postgresql":
-        with transaction.atomic() if not connection.in_atomic_block else nullcontext():
-            with connection.cursor() as cursor:
-                for insert in inserts:
-                    cursor.execute(insert.sql, insert.params)
-                    _saved(insert, cursor.fetchall() if insert.returns_ids else None)
+        own_transaction = not connection.in_atomic_block
+        with (
+            transaction.atomic() if own_transaction else nullcontext(),
+            connection.cursor() as cursor,
+        ):
+            for insert in inserts:
+                cursor.execute(insert.sql, insert.params)
+                _saved(insert, cursor.fetchall() if insert.returns_ids else None)
         return
     connect_checked(connection)
     cursors = [prepared_cursor_on(connection) for _ in inserts]
     # An error comes out when the pipeline ends (its Sync), not from `execute`: as Django's.
     with connection.wrap_database_errors, connection.connection.pipeline():
-        for insert, cursor in zip(inserts, cursors):
+        for insert, cursor in zip(inserts, cursors, strict=True):
             cursor.execute(insert.sql, insert.params)
-    for insert, cursor in zip(inserts, cursors):
+    for insert, cursor in zip(inserts, cursors, strict=True):
         _saved(insert, cursor.fetchall() if insert.returns_ids else None)
         cursor.close()

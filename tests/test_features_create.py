@@ -15,6 +15,7 @@ from features.models import (
     FeatureEnvironment,
     FeatureLifecycleStage,
     FeatureTag,
+    ProjectFlagCount,
     Tag,
 )
 from flagadmin.models import AuditEvent, Role, TokenType, User
@@ -695,6 +696,55 @@ def test_create_feature__409__nothing_written(admin_client):
     assert AuditEvent.objects.count() == events
     assert not Tag.objects.filter(value="new1").exists()
     assert not FeatureLifecycleStage.objects.filter(feature_id="exists").exists()
+
+
+REFUSE_EVENTS = {
+    "postgresql": [
+        "CREATE FUNCTION test_refuse_event() RETURNS trigger LANGUAGE plpgsql AS "
+        "$$BEGIN RAISE EXCEPTION 'refused' USING ERRCODE = 'check_violation'; END$$",
+        "CREATE TRIGGER test_refuse_event BEFORE INSERT ON flagadmin_auditevent "
+        "FOR EACH ROW EXECUTE FUNCTION test_refuse_event()",
+    ],
+    "sqlite": [
+        "CREATE TRIGGER test_refuse_event BEFORE INSERT ON flagadmin_auditevent "
+        "BEGIN SELECT RAISE(ABORT, 'refused'); END",
+    ],
+}
+ALLOW_EVENTS = {
+    "postgresql": [
+        "DROP TRIGGER test_refuse_event ON flagadmin_auditevent",
+        "DROP FUNCTION test_refuse_event()",
+    ],
+    "sqlite": ["DROP TRIGGER test_refuse_event"],
+}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_create_feature__last_insert_refused__500_nothing_written(admin_client):
+    # Outside any transaction of the caller (as served): on PostgreSQL the INSERTs travel in
+    # one pipeline, whose one implicit transaction must roll back the flag's rows, and the
+    # counters its triggers moved, when the audit event (the last INSERT) is refused.
+    counts_before = list(ProjectFlagCount.objects.values_list("project_id", "type", "total"))
+    with connection.cursor() as cursor:
+        for statement in REFUSE_EVENTS[connection.vendor]:
+            cursor.execute(statement)
+    try:
+        admin_client.raise_request_exception = False
+        response = post(admin_client, {"name": "refused.flag"})
+    finally:
+        with connection.cursor() as cursor:
+            for statement in ALLOW_EVENTS[connection.vendor]:
+                cursor.execute(statement)
+
+    assert response.status_code == 500
+    assert not Feature.objects.filter(name="refused.flag").exists()
+    assert not FeatureLifecycleStage.objects.filter(feature_id="refused.flag").exists()
+    assert not FeatureEnvironment.objects.filter(feature_id="refused.flag").exists()
+    assert (
+        list(ProjectFlagCount.objects.values_list("project_id", "type", "total")) == counts_before
+    )
+    # The connection goes on, and the name is free.
+    assert post(admin_client, {"name": "refused.flag"}).status_code == 201
 
 
 def test_create_feature__twice__second_409(admin_client):
