@@ -20,6 +20,7 @@ from features.models import (
 )
 from flagadmin.models import AuditEvent, Role, TokenType, User
 from projects.models import Environment, ProjectEnvironment
+from tests.concurrency import concurrent_db
 from tests.conftest import assert_error
 from tests.factories import (
     FeatureFactory,
@@ -719,7 +720,8 @@ ALLOW_EVENTS = {
 }
 
 
-@pytest.mark.django_db(transaction=True)
+@concurrent_db
+@pytest.mark.usefixtures("seeded_rows_back_after_module")
 def test_create_feature__last_insert_refused__500_nothing_written(admin_client):
     # Outside any transaction of the caller (as served): on PostgreSQL the INSERTs travel in
     # one pipeline, whose one implicit transaction must roll back the flag's rows, and the
@@ -745,6 +747,51 @@ def test_create_feature__last_insert_refused__500_nothing_written(admin_client):
     )
     # The connection goes on, and the name is free.
     assert post(admin_client, {"name": "refused.flag"}).status_code == 201
+
+
+postgresql_only = pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="PostgreSQL's prepared statements"
+)
+
+
+def prepared_statements() -> list[str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements ORDER BY statement")
+        return [row[0] for row in cursor.fetchall()]
+
+
+@postgresql_only
+def test_create_feature__statements_prepared_once_per_connection(admin_client):
+    before = prepared_statements()
+
+    assert post(admin_client, {"name": "first.flag"}).status_code == 201
+    after_first = prepared_statements()
+    assert post(admin_client, {"name": "second.flag"}).status_code == 201
+
+    new = [statement for statement in after_first if statement not in before]
+    tables = ["flagadmin_apitoken", "projects_project", "features_feature"]
+    tables += ["features_featurelifecyclestage", "features_featureenvironment"]
+    tables += ["flagadmin_auditevent"]
+    assert sorted(next(t for t in tables if f'"{t}"' in s) for s in new) == sorted(tables)
+    assert prepared_statements() == after_first  # the second creation reused them all
+
+
+@postgresql_only
+def test_create_feature__preparing_off__nothing_prepared(admin_client):
+    # DB_PREPARED_STATEMENTS off (a pooler that cannot keep them) sets this on connect.
+    connection.ensure_connection()
+    threshold = connection.connection.prepare_threshold
+    connection.connection.prepare_threshold = None
+    try:
+        before = prepared_statements()
+        response = post(admin_client, {"name": "unprepared.flag"})
+        after = prepared_statements()
+    finally:
+        connection.connection.prepare_threshold = threshold
+
+    assert response.status_code == 201
+    assert after == before
+    assert Feature.objects.filter(name="unprepared.flag", project_id="default").exists()
 
 
 def test_create_feature__twice__second_409(admin_client):
