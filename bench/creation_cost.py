@@ -161,7 +161,7 @@ class BackendCpu:
 def replay(url: str, script: str, clients: int, duration: int) -> None:
     pgbench = shutil.which("pgbench")
     if pgbench is None:
-        raise SystemExit("pgbench not found (Debian: postgresql-contrib or postgresql-15)")
+        raise SystemExit("pgbench not found (Debian: package postgresql-15, beside the server)")
     with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as file:
         file.write(script)
     command = [pgbench, "-n", "-M", "prepared", "-c", str(clients), "-j", str(min(clients, 2))]
