@@ -9,7 +9,10 @@ Seeds `--database-url` (default postgres://postgres@127.0.0.1:5432/flagadmin_ben
 
 1. In-process: `--creations` flag creations through Django's WSGI handler (every middleware,
    DRF, the creation's statements), one after the other; prints the app's CPU and the wall time
-   per creation (the difference is mostly waiting for PostgreSQL).
+   per creation (the difference is mostly waiting for PostgreSQL). Then the same again with a
+   CPU clock around each stage (token lookup, body parsing, validation, the service and its
+   statements, representation, rendering; the rest is Django's handler, the middleware and
+   DRF's dispatch), printed as a breakdown of the CPU per creation.
 2. PostgreSQL: the statements one creation sends (from Django's query log), replayed by pgbench
    as the app sends them (prepared; the INSERTs in one pipeline, one implicit transaction) with
    a new flag name each time, at each of `--clients`; prints creations/s and PostgreSQL's CPU
@@ -99,6 +102,67 @@ def in_process(token: str, creations: int, prefix: str) -> list[str]:
     with CaptureQueriesContext(connection) as captured:
         create(app, token, f"{prefix}-captured")
     return [query["sql"] for query in captured.captured_queries]
+
+
+# The stages of a creation: (label, object, attribute), the outer ones first. Each is timed by
+# a CPU clock around it; a stage nested in another is counted in it as well.
+STAGES = [
+    (
+        "token lookup (authentication)",
+        "flagadmin.api.authentication:ApiTokenAuthentication",
+        "authenticate",
+    ),
+    ("JSON body parsing", "flagadmin.api.parsers:StrictJSONParser", "parse"),
+    ("validation", "features.views:CREATE_FEATURE_SCHEMA", "run_validation"),
+    ("service (create_feature)", "features.views", "create_feature"),
+    ("  the flag's target, read", "features.services", "load_new_flag_target"),
+    ("  the INSERTs", "features.services", "insert_together"),
+    ("representation", "features.views:FEATURE_SCHEMA", "to_representation"),
+    ("rendering", "rest_framework.renderers:JSONRenderer", "render"),
+]
+
+
+def breakdown(token: str, creations: int, prefix: str) -> None:
+    """Creations again with a CPU clock around each of `STAGES`; print where the CPU went."""
+    import importlib
+
+    from django.core.handlers.wsgi import WSGIHandler
+
+    spent = {label: 0.0 for label, _, _ in STAGES}
+
+    def timed(label: str, function):
+        def wrapper(*args, **kwargs):
+            started = time.process_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                spent[label] += time.process_time() - started
+
+        return wrapper
+
+    for label, where, attribute in STAGES:
+        module_name, _, object_name = where.partition(":")
+        owner = importlib.import_module(module_name)
+        if object_name:
+            owner = getattr(owner, object_name)
+        setattr(owner, attribute, timed(label, getattr(owner, attribute)))
+    app = WSGIHandler()
+    for index in range(100):
+        create(app, token, f"{prefix}-breakdown-warm-{index}")
+    for label in spent:
+        spent[label] = 0.0
+    cpu = time.process_time()
+    for index in range(creations):
+        create(app, token, f"{prefix}-breakdown-{index}")
+    total = (time.process_time() - cpu) / creations * 1000
+    print(f"CPU per creation by stage (clocked, {total:.3f} ms in all):")
+    outer = 0.0
+    for label, _, _ in STAGES:
+        each = spent[label] / creations * 1000
+        if not label.startswith(" "):
+            outer += each
+        print(f"  {label:<34} {each:.3f} ms")
+    print(f"  {'the rest (handler, middleware, DRF)':<34} {total - outer:.3f} ms")
 
 
 def pgbench_script(statements: list[str], name: str, spread: int) -> str:
@@ -214,6 +278,7 @@ def main() -> int:
     token = harness.admin_token("cost")
     prefix = f"cost-{secrets.token_hex(3)}"
     statements = in_process(token, args.creations, prefix)
+    breakdown(token, args.creations, prefix)
     script = pgbench_script(statements, f"{prefix}-captured", args.spread)
     for clients in args.clients:
         replay(args.database_url, script, clients, args.duration)
