@@ -4,6 +4,11 @@ import os
 
 from django.core.wsgi import get_wsgi_application
 
+from flagadmin.memory import return_large_buffers
+
+# Before the app loads; with --preload in gunicorn's master, whose workers inherit it.
+return_large_buffers()
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "flagadmin.settings")
 
 application = get_wsgi_application()
