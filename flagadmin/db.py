@@ -235,8 +235,8 @@ class PreparedBinaryCursor(psycopg.Cursor):
     connection (`prepare=True`; none when `DB_PREPARED_STATEMENTS` is off, see settings) and
     whose rows come in binary: psycopg's C loaders then read timestamps and integers without
     parsing text (Django's text loader for timestamps costs ~3 µs a value). Parsing and
-    planning the busiest statements on every request was a third of PostgreSQL's work for
-    them."""
+    planning a flag creation's statements on every request was about a quarter of
+    PostgreSQL's work for it."""
 
     prepare: bool = True
 
