@@ -12,17 +12,23 @@ Everything else in the app uses the ORM.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import nullcontext
+from contextlib import ExitStack, nullcontext, suppress
 from dataclasses import dataclass
 from functools import cache
 
+import psycopg
 from django.contrib.auth import get_user_model
 from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Model
 from django.db.models.fields import AutoFieldMixin
 
-from flagadmin.db import connect_checked, prepared_cursor, prepared_cursor_on
+from flagadmin.db import (
+    PreparedBinaryCursor,
+    connect_checked,
+    prepared_cursor,
+    prepared_cursor_on,
+)
 from flagadmin.sql import column, table
 from projects.models import Environment, Project, ProjectEnvironment
 
@@ -145,11 +151,12 @@ def insert_together(groups: Sequence[Sequence[Model]]) -> None:
     order, all or nothing: inside the caller's transaction when there is one (the caller rolls
     back, or keeps a savepoint to go on after a failure), else in a transaction of their own.
 
-    On PostgreSQL the statements are prepared once per connection and travel in one pipeline
-    with one Sync: one round trip, and without a caller's transaction PostgreSQL runs them as
-    one implicit transaction (no BEGIN and COMMIT round trips); a failing statement skips the
-    rest and rolls all back. On SQLite they run one by one. Raises IntegrityError when a
-    constraint refuses a row."""
+    On PostgreSQL the statements are prepared once per connection and travel in one pipeline,
+    between BEGIN and COMMIT when there is no caller's transaction: one round trip. The
+    transaction is explicit because the pipeline's Sync ends it whatever happened: an error
+    raised here before COMMIT was sent (a value that cannot be sent, a worker's timeout) would
+    otherwise have PostgreSQL commit the statements already sent. On SQLite they run one by
+    one. Raises IntegrityError when a constraint refuses a row."""
     # The connection itself, not the `connection` proxy: each attribute read through the proxy
     # is a thread-local lookup, and preparing the values reads dozens (a fifth of this CPU).
     db = connections[DEFAULT_DB_ALIAS]
@@ -165,11 +172,39 @@ def insert_together(groups: Sequence[Sequence[Model]]) -> None:
                 _saved(insert, cursor.fetchall() if insert.returns_ids else None, db)
         return
     connect_checked(db)
-    cursors = [prepared_cursor_on(db) for _ in inserts]
-    # An error comes out when the pipeline ends (its Sync), not from `execute`: as Django's.
-    with db.wrap_database_errors, db.connection.pipeline():
+    raw = db.connection
+    own_transaction = not db.in_atomic_block
+    with ExitStack() as cursors_open:
+        cursors = [cursors_open.enter_context(prepared_cursor_on(db)) for _ in inserts]
+        try:
+            # Django's errors for psycopg's, raised by an `execute` or by the Sync at the end.
+            with db.wrap_database_errors, raw.pipeline():
+                if own_transaction:
+                    _transaction_command(raw, "BEGIN")
+                for insert, cursor in zip(inserts, cursors, strict=True):
+                    cursor.execute(insert.sql, insert.params)
+                if own_transaction:
+                    _transaction_command(raw, "COMMIT")
+        except BaseException:
+            if own_transaction:
+                _roll_back_if_open(raw)
+            raise
         for insert, cursor in zip(inserts, cursors, strict=True):
-            cursor.execute(insert.sql, insert.params)
-    for insert, cursor in zip(inserts, cursors, strict=True):
-        _saved(insert, cursor.fetchall() if insert.returns_ids else None, db)
-        cursor.close()
+            _saved(insert, cursor.fetchall() if insert.returns_ids else None, db)
+
+
+def _transaction_command(raw: psycopg.Connection, command: str) -> None:
+    # Not prepared: PostgreSQL prepares only queries.
+    cursor = PreparedBinaryCursor(raw)
+    cursor.prepare = False
+    cursor.execute(command)
+
+
+def _roll_back_if_open(raw: psycopg.Connection) -> None:
+    """End the transaction `insert_together` began, when a failure left it open (a refused
+    row leaves it aborted; an error before COMMIT, open). A connection already closed (a
+    server that stopped answering) has nothing to end."""
+    if raw.closed or raw.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+        return
+    with suppress(psycopg.Error):  # the error being raised says more
+        raw.rollback()

@@ -724,8 +724,8 @@ ALLOW_EVENTS = {
 @pytest.mark.usefixtures("seeded_rows_back_after_module")
 def test_create_feature__last_insert_refused__500_nothing_written(admin_client):
     # Outside any transaction of the caller (as served): on PostgreSQL the INSERTs travel in
-    # one pipeline, whose one implicit transaction must roll back the flag's rows, and the
-    # counters its triggers moved, when the audit event (the last INSERT) is refused.
+    # one pipeline, whose transaction must roll back the flag's rows, and the counters its
+    # triggers moved, when the audit event (the last INSERT) is refused.
     counts_before = list(ProjectFlagCount.objects.values_list("project_id", "type", "total"))
     with connection.cursor() as cursor:
         for statement in REFUSE_EVENTS[connection.vendor]:
@@ -747,6 +747,37 @@ def test_create_feature__last_insert_refused__500_nothing_written(admin_client):
     )
     # The connection goes on, and the name is free.
     assert post(admin_client, {"name": "refused.flag"}).status_code == 201
+
+
+@concurrent_db
+@pytest.mark.usefixtures("seeded_rows_back_after_module")
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's pipeline")
+def test_create_feature__app_error_between_inserts__500_nothing_written(admin_client, monkeypatch):
+    # An error of the app's own (not the database's) after the flag's INSERT was sent and
+    # before the last one: the pipeline's Sync still goes out, and must not commit anything.
+    from flagadmin.db import PreparedBinaryCursor
+
+    send = PreparedBinaryCursor.execute
+
+    def fail_at_the_event(self, query, params=None, **kwargs):
+        if str(query).startswith('INSERT INTO "flagadmin_auditevent"'):
+            raise RuntimeError("the app failed between two INSERTs")
+        return send(self, query, params, **kwargs)
+
+    counts_before = list(ProjectFlagCount.objects.values_list("project_id", "type", "total"))
+    monkeypatch.setattr(PreparedBinaryCursor, "execute", fail_at_the_event)
+    admin_client.raise_request_exception = False
+    response = post(admin_client, {"name": "half.flag"})
+    monkeypatch.setattr(PreparedBinaryCursor, "execute", send)
+
+    assert response.status_code == 500
+    assert not Feature.objects.filter(name="half.flag").exists()
+    assert not FeatureLifecycleStage.objects.filter(feature_id="half.flag").exists()
+    assert not FeatureEnvironment.objects.filter(feature_id="half.flag").exists()
+    assert (
+        list(ProjectFlagCount.objects.values_list("project_id", "type", "total")) == counts_before
+    )
+    assert post(admin_client, {"name": "half.flag"}).status_code == 201
 
 
 postgresql_only = pytest.mark.skipif(
