@@ -21,11 +21,23 @@ _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
 
 
+def _set_by_the_environment() -> bool:
+    """Whether the operator tuned these thresholds (read by glibc at start)."""
+    tunables = os.environ.get("GLIBC_TUNABLES", "")
+    return (
+        "MALLOC_MMAP_THRESHOLD_" in os.environ
+        or "MALLOC_TRIM_THRESHOLD_" in os.environ
+        or "glibc.malloc.mmap_threshold" in tunables
+        or "glibc.malloc.trim_threshold" in tunables
+    )
+
+
 def return_large_buffers() -> bool:
     """Fix glibc's thresholds for this process (and the processes it forks from now on); True
-    when set. Not where malloc is not glibc's, nor when the environment sets the threshold
-    (`MALLOC_MMAP_THRESHOLD_`, read by glibc at start: the operator's value stands)."""
-    if "MALLOC_MMAP_THRESHOLD_" in os.environ:
+    when set. Not where malloc is not glibc's, nor when the environment tunes either threshold
+    (`MALLOC_MMAP_THRESHOLD_`, `MALLOC_TRIM_THRESHOLD_`, `GLIBC_TUNABLES`): the operator's
+    values stand."""
+    if _set_by_the_environment():
         return False
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")

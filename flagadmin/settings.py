@@ -53,8 +53,9 @@ def env_seconds(name: str, default: float) -> float:
 # Seconds; see flagadmin/db.py. libpq treats a connect timeout under 2 s as 2 s.
 DB_CONNECT_TIMEOUT = max(2, round(env_seconds("DB_CONNECT_TIMEOUT", 2)))
 DB_STATEMENT_TIMEOUT = env_seconds("DB_STATEMENT_TIMEOUT", 3)
-# Server-side prepared statements where the code asks for them (the projects list's fixed
-# statements); off for a connection pooler that cannot keep them (PgBouncer before 1.21).
+# Server-side prepared statements where the code asks for them (the token lookup, a flag
+# creation's statements, the projects list's); off for a connection pooler that cannot keep
+# them (PgBouncer before 1.22, where psycopg's DEALLOCATE ALL after a rollback is refused).
 DB_PREPARED_STATEMENTS = env_bool("DB_PREPARED_STATEMENTS", True)
 # Seconds a worker keeps a project's encoded entry of the projects list at most; within that,
 # only while the project's version (ProjectListVersion) is the same. 0: compute every entry.
