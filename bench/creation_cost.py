@@ -14,7 +14,7 @@ Seeds `--database-url` (default postgres://postgres@127.0.0.1:5432/flagadmin_ben
    statements, representation, rendering; the rest is Django's handler, the middleware and
    DRF's dispatch), printed as a breakdown of the CPU per creation.
 2. PostgreSQL: the statements one creation sends (from Django's query log), replayed by pgbench
-   as the app sends them (prepared; the INSERTs in one pipeline, one implicit transaction) with
+   as the app sends them (prepared; the INSERTs in one pipeline between BEGIN and COMMIT) with
    a new flag name each time, at each of `--clients`; prints creations/s and PostgreSQL's CPU
    per creation (pgbench's backends, read from /proc while they run). Every creation goes to
    `default` and updates the same counter rows; `--spread N` sends each to one of N projects.
@@ -167,7 +167,8 @@ def breakdown(token: str, creations: int, prefix: str) -> None:
 
 def pgbench_script(statements: list[str], name: str, spread: int) -> str:
     """The creation's statements with a new flag name (`:n`) and, with `spread`, one of the
-    seeded projects `bench-00`... (`:p`) in place of `default`; the INSERTs in one pipeline."""
+    seeded projects `bench-00`... (`:p`) in place of `default`; the INSERTs in one pipeline
+    between BEGIN and COMMIT, as `features.sql.insert_together` sends them."""
     lines = [r"\set n random(1, 1000000000000)"]
     project = "'default'"
     if spread:
@@ -179,7 +180,8 @@ def pgbench_script(statements: list[str], name: str, spread: int) -> str:
         sql = " ".join(sql.split()).rstrip(";")
         # One line per statement: pgbench reads a script line by line.
         (writes if sql.startswith("INSERT") else reads).append(sql + ";")
-    return "\n".join([*lines, *reads, r"\startpipeline", *writes, r"\endpipeline", ""])
+    pipeline = [r"\startpipeline", "BEGIN;", *writes, "COMMIT;", r"\endpipeline"]
+    return "\n".join([*lines, *reads, *pipeline, ""])
 
 
 class BackendCpu:
