@@ -699,6 +699,20 @@ def test_create_feature__409__nothing_written(admin_client):
     assert not FeatureLifecycleStage.objects.filter(feature_id="exists").exists()
 
 
+def flag_counts() -> list[tuple]:
+    return list(ProjectFlagCount.objects.values_list("project_id", "type", "total"))
+
+
+def assert_nothing_written(client, name: str, counts_before: list[tuple]) -> None:
+    """No row of the flag `name`, the kept counts as they were; then the connection goes on
+    and the name is free."""
+    assert not Feature.objects.filter(name=name).exists()
+    assert not FeatureLifecycleStage.objects.filter(feature_id=name).exists()
+    assert not FeatureEnvironment.objects.filter(feature_id=name).exists()
+    assert flag_counts() == counts_before
+    assert post(client, {"name": name}).status_code == 201
+
+
 REFUSE_EVENTS = {
     "postgresql": [
         "CREATE FUNCTION test_refuse_event() RETURNS trigger LANGUAGE plpgsql AS "
@@ -726,7 +740,7 @@ def test_create_feature__last_insert_refused__500_nothing_written(admin_client):
     # Outside any transaction of the caller (as served): on PostgreSQL the INSERTs travel in
     # one pipeline, whose transaction must roll back the flag's rows, and the counters its
     # triggers moved, when the audit event (the last INSERT) is refused.
-    counts_before = list(ProjectFlagCount.objects.values_list("project_id", "type", "total"))
+    counts_before = flag_counts()
     with connection.cursor() as cursor:
         for statement in REFUSE_EVENTS[connection.vendor]:
             cursor.execute(statement)
@@ -739,14 +753,7 @@ def test_create_feature__last_insert_refused__500_nothing_written(admin_client):
                 cursor.execute(statement)
 
     assert response.status_code == 500
-    assert not Feature.objects.filter(name="refused.flag").exists()
-    assert not FeatureLifecycleStage.objects.filter(feature_id="refused.flag").exists()
-    assert not FeatureEnvironment.objects.filter(feature_id="refused.flag").exists()
-    assert (
-        list(ProjectFlagCount.objects.values_list("project_id", "type", "total")) == counts_before
-    )
-    # The connection goes on, and the name is free.
-    assert post(admin_client, {"name": "refused.flag"}).status_code == 201
+    assert_nothing_written(admin_client, "refused.flag", counts_before)
 
 
 @concurrent_db
@@ -764,20 +771,14 @@ def test_create_feature__app_error_between_inserts__500_nothing_written(admin_cl
             raise RuntimeError("the app failed between two INSERTs")
         return send(self, query, params, **kwargs)
 
-    counts_before = list(ProjectFlagCount.objects.values_list("project_id", "type", "total"))
+    counts_before = flag_counts()
     monkeypatch.setattr(PreparedBinaryCursor, "execute", fail_at_the_event)
     admin_client.raise_request_exception = False
     response = post(admin_client, {"name": "half.flag"})
     monkeypatch.setattr(PreparedBinaryCursor, "execute", send)
 
     assert response.status_code == 500
-    assert not Feature.objects.filter(name="half.flag").exists()
-    assert not FeatureLifecycleStage.objects.filter(feature_id="half.flag").exists()
-    assert not FeatureEnvironment.objects.filter(feature_id="half.flag").exists()
-    assert (
-        list(ProjectFlagCount.objects.values_list("project_id", "type", "total")) == counts_before
-    )
-    assert post(admin_client, {"name": "half.flag"}).status_code == 201
+    assert_nothing_written(admin_client, "half.flag", counts_before)
 
 
 postgresql_only = pytest.mark.skipif(
