@@ -262,10 +262,9 @@ def connect_checked(db: BaseDatabaseWrapper) -> None:
 
 
 @contextmanager
-def prepared_cursor(db: BaseDatabaseWrapper | None = None) -> Iterator[Any]:
+def prepared_cursor(db: BaseDatabaseWrapper) -> Iterator[Any]:
     """A cursor for a statement that runs on every request: on PostgreSQL a prepared,
     server-side binding one (`prepared_cursor_on`), elsewhere Django's own."""
-    db = db or connection
     if db.vendor != "postgresql":
         with db.cursor() as cursor:
             yield cursor

@@ -752,7 +752,7 @@ def test_create_feature__last_insert_refused__500_nothing_written(admin_client):
             for statement in ALLOW_EVENTS[connection.vendor]:
                 cursor.execute(statement)
 
-    assert response.status_code == 500
+    assert_error(response, 500, "InternalError")
     assert_nothing_written(admin_client, "refused.flag", counts_before)
 
 
@@ -777,7 +777,7 @@ def test_create_feature__app_error_between_inserts__500_nothing_written(admin_cl
     response = post(admin_client, {"name": "half.flag"})
     monkeypatch.setattr(PreparedBinaryCursor, "execute", send)
 
-    assert response.status_code == 500
+    assert_error(response, 500, "InternalError")
     assert_nothing_written(admin_client, "half.flag", counts_before)
 
 
