@@ -320,6 +320,12 @@ class WrkResult:
     def ok(self) -> bool:
         return self.errors == 0 and self.non_2xx == 0
 
+    @property
+    def answered_2xx_per_s(self) -> float:
+        """Requests answered 2xx per second: the work done, where a refusal (a 4xx) comes back
+        faster than the work would have."""
+        return (self.requests - self.non_2xx) / self.duration_s if self.duration_s else 0.0
+
 
 # Replaced in every script by a value new for each wrk run (warm-up and measurement differ).
 RUN_NONCE = "__WRK_RUN_NONCE__"
