@@ -140,7 +140,11 @@ CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 PUBLIC_BASE_URL = os.environ.get("PUBLIC_BASE_URL", "http://127.0.0.1:8000").rstrip("/")
 
 DATABASES = {
-    "default": database_from_url(os.environ.get("DATABASE_URL", "sqlite:///db.sqlite3")),
+    # Set but empty (or blank) means unset, as for every other variable here (a compose file's
+    # `DATABASE_URL=`, a CI matrix cell without a database).
+    "default": database_from_url(
+        os.environ.get("DATABASE_URL", "").strip() or "sqlite:///db.sqlite3"
+    ),
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

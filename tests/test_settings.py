@@ -226,6 +226,17 @@ def test_settings__from_environment():
     assert result.stdout.strip() == ("False ['flags.example.com'] flagadmin.postgresql abcdefgh")
 
 
+@pytest.mark.parametrize("database_url", ["", "  "], ids=["empty", "blank"])
+def test_settings__empty_database_url_means_the_sqlite_default(database_url):
+    result = _import_settings(SECRET_KEY="abcdefgh-rest", DATABASE_URL=database_url)
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == (
+        "False ['localhost', '127.0.0.1', '[::1]', 'testserver'] django.db.backends.sqlite3 "
+        "abcdefgh"
+    )
+
+
 def test_env_file__read_when_named(tmp_path):
     env_file = tmp_path / "prod.env"
     env_file.write_text("SECRET_KEY=from-the-file\nDEBUG=0\n")
