@@ -132,23 +132,32 @@ http {{
         listen {listen} backlog=4096;
         limit_conn per_client {max_conn_per_client};
 
+        proxy_http_version 1.1;
+        proxy_set_header Connection "";
+        proxy_set_header Host $http_host;
+        # The client's address (flagadmin/client_address.py), never one a client sent.
+        proxy_set_header X-Real-IP $remote_addr;
+        proxy_set_header X-Forwarded-For $remote_addr;
+        proxy_set_header X-Forwarded-Proto $scheme;
+        # Whole request read before gunicorn sees it; whole answer taken from it at once.
+        proxy_request_buffering on;
+        proxy_buffering on;
+        proxy_buffers 64 16k;
+        proxy_busy_buffers_size 64k;
+        proxy_connect_timeout 5s;
+        proxy_read_timeout 30s;
+        proxy_send_timeout 30s;
+
         location / {{
             proxy_pass http://flagadmin;
-            proxy_http_version 1.1;
-            proxy_set_header Connection "";
-            proxy_set_header Host $http_host;
-            # The client's address (flagadmin/client_address.py), never one a client sent.
-            proxy_set_header X-Real-IP $remote_addr;
-            proxy_set_header X-Forwarded-For $remote_addr;
-            proxy_set_header X-Forwarded-Proto $scheme;
-            # Whole request read before gunicorn sees it; whole answer taken from it at once.
-            proxy_request_buffering on;
-            proxy_buffering on;
-            proxy_buffers 64 16k;
-            proxy_busy_buffers_size 64k;
-            proxy_connect_timeout 5s;
-            proxy_read_timeout 30s;
-            proxy_send_timeout 30s;
+        }}
+
+        # nginx refuses TRACE itself (405, an HTML page without the `Allow` header RFC 9110
+        # asks for); the app answers it as any method a path does not take: 405, its error
+        # body, and the path's methods in `Allow`. A 405 of the app's own passes through.
+        error_page 405 = @app;
+        location @app {{
+            proxy_pass http://flagadmin;
         }}
 
 {error_pages}

@@ -156,14 +156,31 @@ def test_nginx_config__the_apps_body_limit(tmp_path, settings):
 
 class _Upstream(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     """Stands in for gunicorn on the stack's socket: answers every GET with `body` as JSON
-    and a strong ETag."""
+    and a strong ETag, and TRACE as the app answers a method a path does not take (405,
+    `Allow`, the error body); records the methods it received."""
 
     daemon_threads = True
     body = b""
+    methods: list[str]
+
+
+METHOD_NOT_ALLOWED = json.dumps(
+    {"id": "1", "name": "MethodNotAllowedError", "message": "TRACE is not allowed on this path."}
+).encode()
 
 
 class _UpstreamHandler(http.server.BaseHTTPRequestHandler):
+    def do_TRACE(self) -> None:
+        self.server.methods.append(self.command)
+        self.send_response(405)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(METHOD_NOT_ALLOWED)))
+        self.send_header("Allow", "GET, POST, HEAD, OPTIONS")
+        self.end_headers()
+        self.wfile.write(METHOD_NOT_ALLOWED)
+
     def do_GET(self) -> None:
+        self.server.methods.append(self.command)
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(self.server.body)))
@@ -178,7 +195,8 @@ class _UpstreamHandler(http.server.BaseHTTPRequestHandler):
 @pytest.fixture
 def nginx_in_front_of(tmp_path):
     """Starts the stack's nginx, as generated, in front of an `_Upstream` serving `body`;
-    yields a function that makes one GET through nginx and returns (status, headers, body)."""
+    yields a function that makes one request (GET unless told) through nginx and returns
+    (status, headers, body); its `upstream` is the `_Upstream`."""
     nginx = shutil.which("nginx", path="/usr/sbin:/usr/bin")
     if nginx is None:
         pytest.skip("no nginx")
@@ -187,6 +205,7 @@ def nginx_in_front_of(tmp_path):
     run_dir.chmod(0o711)
     socket = run_dir / "gunicorn.sock"
     upstream = _Upstream(str(socket), _UpstreamHandler)
+    upstream.methods = []
     socket.chmod(0o777)
     threading.Thread(target=upstream.serve_forever, daemon=True).start()
     with contextlib.closing(socketlib.socket()) as probe:
@@ -206,15 +225,17 @@ def nginx_in_front_of(tmp_path):
     )
     proxy = subprocess.Popen([nginx, "-e", "stderr", "-p", str(run_dir), "-c", str(conf)])
 
-    def get(body: bytes, **headers: str) -> tuple[int, dict[str, str], bytes]:
+    def get(body: bytes, method: str = "GET", **headers: str) -> tuple[int, dict[str, str], bytes]:
         upstream.body = body
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
         try:
-            connection.request("GET", "/api/admin/projects/default/features", headers=headers)
+            connection.request(method, "/api/admin/projects/default/features", headers=headers)
             response = connection.getresponse()
             return response.status, dict(response.getheaders()), response.read()
         finally:
             connection.close()
+
+    get.upstream = upstream
 
     try:
         deadline = time.monotonic() + 10
@@ -264,3 +285,14 @@ def test_stack__no_gzip__body_and_etag_as_the_app_sent_them(nginx_in_front_of, b
     assert "Content-Encoding" not in received_headers
     assert received_headers["ETag"] == '"q:c"'
     assert received == body
+
+
+def test_stack__trace_answered_by_the_app_with_allow(nginx_in_front_of):
+    # nginx refuses TRACE itself with an HTML page and no `Allow`; the stack hands it on.
+    status, headers, body = nginx_in_front_of(b"", method="TRACE")
+
+    assert status == 405
+    assert headers["Allow"] == "GET, POST, HEAD, OPTIONS"
+    assert headers["Content-Type"] == "application/json"
+    assert body == METHOD_NOT_ALLOWED
+    assert nginx_in_front_of.upstream.methods == ["TRACE"]
