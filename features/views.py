@@ -237,6 +237,7 @@ class FeatureEnvironmentViewSet(AdminApiMixin, viewsets.ViewSet):
     schema = SpecNamedAutoSchema()
     required_permission = perms.UPDATE_FEATURE
     project_url_kwarg = "projectId"
+    reads_no_body = True
 
     def _toggle(self, request: Request, projectId: str, featureName: str, environment: str, on):
         feature = get_active_feature_or_404(projectId, featureName)
@@ -256,11 +257,12 @@ class FeatureEnvironmentViewSet(AdminApiMixin, viewsets.ViewSet):
             "`flexibleRollout` at 100 % (recorded as `feature-strategy-add`). Turning on an "
             "enabled flag changes nothing. Needs `UPDATE_FEATURE` in the project (Owner, "
             "Member, Editor, Admin). 404 for an unknown flag, or an environment the flag has "
-            "no entry in. Answers with the whole flag."
+            "no entry in. No body is read: any content type, or none. Answers with the whole "
+            "flag."
         ),
         parameters=[PROJECT_ID, FEATURE_NAME, ENVIRONMENT],
         request=None,
-        responses={200: FeatureSchemaSerializer, **error_responses(404, 415)},
+        responses={200: FeatureSchemaSerializer, **error_responses(404)},
     )
     def on(self, request: Request, projectId: str, featureName: str, environment: str):
         return self._toggle(request, projectId, featureName, environment, True)
@@ -272,12 +274,12 @@ class FeatureEnvironmentViewSet(AdminApiMixin, viewsets.ViewSet):
         description=(
             "Turns the flag off in the environment and records "
             "`feature-environment-disabled`; its strategies stay. Turning off a disabled flag "
-            "changes nothing. Needs `UPDATE_FEATURE` in the project. Answers with the whole "
-            "flag."
+            "changes nothing. Needs `UPDATE_FEATURE` in the project. No body is read: any "
+            "content type, or none. Answers with the whole flag."
         ),
         parameters=[PROJECT_ID, FEATURE_NAME, ENVIRONMENT],
         request=None,
-        responses={200: FeatureSchemaSerializer, **error_responses(404, 415)},
+        responses={200: FeatureSchemaSerializer, **error_responses(404)},
     )
     def off(self, request: Request, projectId: str, featureName: str, environment: str):
         return self._toggle(request, projectId, featureName, environment, False)

@@ -208,15 +208,39 @@ def test_toggle__editor__200(editor_client, flag):
     assert toggle(editor_client, flag, "on").status_code == 200
 
 
-def test_toggle__not_json__415(admin_client, flag):
+# Unleash's toggle routes accept any content type (`acceptAnyContentType`; measured on Unleash
+# 8.2: a bare `curl -X POST .../on` answers 200): they read no body.
+@pytest.mark.parametrize("state", ["on", "off"])
+@pytest.mark.parametrize(
+    ("body", "content_type"),
+    [
+        pytest.param(None, None, id="no-body-no-content-type"),
+        pytest.param("whatever", "text/plain", id="text"),
+        pytest.param("a=1", "application/x-www-form-urlencoded", id="form"),
+    ],
+)
+def test_toggle__any_content_type__200(admin_client, flag, state, body, content_type):
+    url = f"{FEATURES}/{flag}/environments/development/{state}"
+    if body is None:
+        response = admin_client.generic("POST", url)  # no Content-Type header at all
+    else:
+        response = admin_client.generic("POST", url, body, content_type=content_type)
+
+    assert response.status_code == 200
+    assert response.json()["name"] == flag
+    assert _state(flag)["development"] is (state == "on")
+
+
+def test_toggle__any_content_type__body_over_the_limit_413(admin_client, flag, settings):
     response = admin_client.generic(
         "POST",
         f"{FEATURES}/{flag}/environments/development/on",
-        "",
+        "x" * (settings.MAX_REQUEST_BODY_BYTES + 1),
         content_type="text/plain",
     )
 
-    assert_error(response, 415, "ContentTypeerror")
+    assert_error(response, 413, "ContentTooLargeError")
+    assert _state(flag)["development"] is False
 
 
 # --- list --------------------------------------------------------------------------------------

@@ -56,6 +56,9 @@ class AdminApiMixin:
     required_permission: str | None = None
     required_permissions: dict[str, str] = {}
     project_url_kwarg: str | None = None
+    # A view that reads no body takes any content type, none included, as Unleash's routes
+    # marked `acceptAnyContentType` do (a bare `curl -X POST .../on` works against Unleash).
+    reads_no_body = False
 
     def check_permissions(self, request: Request) -> None:
         # A NUL byte in a path parameter names nothing that can exist, and PostgreSQL would
@@ -81,6 +84,8 @@ class AdminApiMixin:
             length = request.META.get("CONTENT_LENGTH") or "0"
             if length.isdigit() and int(length) > settings.MAX_REQUEST_BODY_BYTES:
                 raise ContentTooLargeError()
+            if self.reads_no_body:
+                return
             content_type = request.META.get("CONTENT_TYPE", "")
             media_type = content_type.split(";", 1)[0].strip().lower()
             if media_type != "application/json":
