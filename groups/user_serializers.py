@@ -15,6 +15,7 @@ from flagadmin.api.fields import (
     StrictBooleanField,
     StrictCharField,
     StrictSerializer,
+    json_integer,
 )
 from flagadmin.api.serializers import UserSchemaSerializer
 from flagadmin.models import ROOT_ROLE_TYPES, Role
@@ -41,8 +42,10 @@ class RootRoleRefField(serializers.Field):
     def to_internal_value(self, data: Any) -> Role:
         roles = Role.objects.filter(type__in=ROOT_ROLE_TYPES)
         role = None
-        if isinstance(data, int) and not isinstance(data, bool) and 0 < data <= INT64_MAX:
-            role = roles.filter(pk=data).first()
+        role_id = json_integer(data)
+        if role_id is not None:
+            if 0 < role_id <= INT64_MAX:
+                role = roles.filter(pk=role_id).first()
         elif isinstance(data, str) and data:
             role = roles.filter(name=data).first()
         if role is None:

@@ -23,7 +23,9 @@ def _error(field, value) -> str:
         pytest.param(INT64_MIN - 1, f"must be >= {INT64_MIN}", id="below-int64"),
         pytest.param(True, "must be integer", id="boolean"),
         pytest.param("3", "must be integer", id="string"),
-        pytest.param(3.0, "must be integer", id="float"),
+        pytest.param(3.5, "must be integer", id="fraction"),
+        pytest.param(float("inf"), "must be integer", id="infinity"),
+        pytest.param(1e19, f"must be <= {INT64_MAX}", id="integral-number-above-int64"),
     ],
 )
 def test_strict_integer__refuses(value, message):
@@ -34,6 +36,15 @@ def test_strict_integer__refuses(value, message):
 @pytest.mark.parametrize("value", [INT64_MIN, -1, 0, INT64_MAX])
 def test_strict_integer__accepts_the_64_bit_range(value):
     assert StrictIntegerField().run_validation(value) == value
+
+
+@pytest.mark.parametrize(("value", "expected"), [(3.0, 3), (-0.0, 0), (1e18, 10**18)])
+def test_strict_integer__integral_number_is_an_integer(value, expected):
+    # JSON has one number type; JSON Schema (and Unleash's validator) take 3.0 for the integer 3.
+    internal = StrictIntegerField().run_validation(value)
+
+    assert internal == expected
+    assert type(internal) is int
 
 
 def test_strict_integer__own_bounds_win():

@@ -79,6 +79,18 @@ INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
 
 
+def json_integer(value: object) -> int | None:
+    """`value` as an int when JSON Schema calls it an integer: a JSON integer, or a number whose
+    fractional part is zero (`3.0`, which Unleash's validator takes for 3); never a boolean."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
 class StrictIntegerField(serializers.IntegerField):
     """A JSON integer within the 64-bit range unless narrower bounds are given (the bounds are in
     the OpenAPI document too)."""
@@ -97,9 +109,10 @@ class StrictIntegerField(serializers.IntegerField):
         super().__init__(**kwargs)
 
     def to_internal_value(self, data):
-        if isinstance(data, bool) or not isinstance(data, int):
+        integer = json_integer(data)
+        if integer is None:
             self.fail("invalid")
-        return super().to_internal_value(data)
+        return super().to_internal_value(integer)
 
 
 class StrictNumberField(serializers.FloatField):
