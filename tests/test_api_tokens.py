@@ -28,9 +28,8 @@ def test_create_api_token__admin__201_secret_once_digest_only(admin_client):
 
     assert response.status_code == 201, response.content
     body = response.json()
-    token = ApiToken.objects.get(pk=body["id"])
+    token = ApiToken.objects.get(name="ci")
     assert body == {
-        "id": token.pk,
         "tokenName": "ci",
         "type": "admin",
         "project": "*",
@@ -83,7 +82,7 @@ def test_create_api_token__client_with_projects_and_environment__201(admin_clien
         "environment": "production",
         "expiresAt": expires.strftime(ISO_Z),
     }
-    token = ApiToken.objects.get(pk=body["id"])
+    token = ApiToken.objects.get(name="sdk")
     assert (token.type, token.project, token.environment) == ("client", "default,web", "production")
     assert token.expires_at == expires
     event = AuditEvent.objects.get(type="api-token-created")
@@ -152,7 +151,7 @@ def test_create_api_token__records_audit_event_without_secret(admin_client):
     assert event.created_by == "admin-tok"
     assert event.created_by_user_id == -42
     assert event.data == {
-        "id": body["id"],
+        "id": ApiToken.objects.get(name="ci").pk,
         "tokenName": "ci",
         "type": "admin",
         "projects": ["*"],
@@ -339,7 +338,6 @@ def test_list_api_tokens__never_shows_secrets(admin_client, admin_token):
         ("sdk", "client", "default", "production"),
     ]
     assert set(tokens[0]) == {
-        "id",
         "tokenName",
         "type",
         "project",

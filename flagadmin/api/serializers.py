@@ -121,9 +121,9 @@ class CreateApiTokenSchemaSerializer(StrictSerializer):
 
 @extend_schema_serializer(component_name="apiTokenSchema")
 class ApiTokenSchemaSerializer(serializers.Serializer):
-    """An API token as listed: what it reaches, never its secret."""
+    """An API token as listed: what it reaches, never its secret. Unleash's `apiTokenSchema`
+    allows no other property, so the row's id (in the `api-token-created` event) is not here."""
 
-    id = serializers.IntegerField()
     tokenName = serializers.CharField(source="name")
     type = serializers.ChoiceField(choices=[TokenType.ADMIN.value, TokenType.CLIENT.value])
     project = serializers.SerializerMethodField(
