@@ -146,14 +146,13 @@ class ProjectFeatureViewSet(AdminApiMixin, viewsets.ViewSet):
         description=(
             "The project's active flags, oldest first, each with its tags and, per "
             "environment, whether it is enabled and how many strategies it has. Any "
-            "admin-API principal may read. 404 for an unknown project."
+            "admin-API principal may read. A project that does not exist has no flags: 200 "
+            "with none, as Unleash answers."
         ),
         parameters=[PROJECT_ID],
-        responses={200: ProjectFeaturesSchemaSerializer, **error_responses(404)},
+        responses={200: ProjectFeaturesSchemaSerializer, **error_responses()},
     )
     def list(self, request: Request, projectId: str) -> HttpResponse:
-        get_project_or_404(projectId)
-
         def encoded() -> bytes:
             features = list_project_features(project_id=projectId, user=request.user)
             # Megabytes at thousands of flags: plain data, encoded in one call.

@@ -499,8 +499,13 @@ def test_list_features__anonymous__401(anon_client):
     assert_error(anon_client.get(FEATURES), 401, "AuthenticationRequired")
 
 
-def test_list_features__unknown_project__404(admin_client):
-    assert_error(admin_client.get("/api/admin/projects/nope/features"), 404, "NotFoundError")
+def test_list_features__unknown_project__200_no_flags(admin_client):
+    # As Unleash 8.2 answers (measured): `GET /api/admin/projects/nope/features` is 200.
+    response = admin_client.get("/api/admin/projects/nope/features")
+
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/json"
+    assert response.content == b'{"version":2,"features":[]}'
 
 
 @pytest.mark.parametrize(
