@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
+from django.db.models import Q
 
 from features.models import (
     Feature,
@@ -29,8 +30,23 @@ from features.models import (
     FeatureEnvironment,
     FeatureStrategy,
     FeatureStrategySegment,
+    FeatureTag,
     Segment,
 )
+
+
+@dataclass(frozen=True)
+class FeatureFilter:
+    """What an SDK's query narrows its flags to, as Unleash reads it: flags with one of `tags`
+    (type, value), in one of `projects` (empty: every project the token reaches), whose name
+    starts with `name_prefix`."""
+
+    tags: tuple[tuple[str, str], ...] = ()
+    projects: tuple[str, ...] = ()
+    name_prefix: str | None = None
+
+
+EVERY_FLAG = FeatureFilter()
 
 
 @dataclass(frozen=True)
@@ -41,7 +57,10 @@ class ClientFeaturesBody:
     body: bytes
 
 
-_cache: dict[tuple[tuple[str, ...], str], ClientFeaturesBody] = {}
+# Bodies per (projects, environment, tags, name prefix): SDKs poll with a fixed query, but
+# the queries a worker keeps bodies for are bounded (the oldest goes), whatever is sent.
+MAX_KEPT_BODIES = 256
+_cache: dict[tuple[object, ...], ClientFeaturesBody] = {}
 _lock = threading.Lock()
 
 
@@ -51,10 +70,17 @@ def clear_cache() -> None:
         _cache.clear()
 
 
-def client_features(*, projects: tuple[str, ...], environment: str, revision: int):
-    """The serialized body for the token's projects and environment, from this worker's cache
-    when it is current."""
-    key = (projects, environment)
+def client_features(
+    *,
+    projects: tuple[str, ...],
+    environment: str,
+    revision: int,
+    narrowed: FeatureFilter = EVERY_FLAG,
+):
+    """The serialized body for the token's projects and environment, narrowed by the SDK's
+    query, from this worker's cache when it is current."""
+    projects = effective_projects(projects, narrowed)
+    key = (projects, environment, narrowed.tags, narrowed.name_prefix)
     found = _cache.get(key)
     now = time.monotonic()
     if (
@@ -63,19 +89,41 @@ def client_features(*, projects: tuple[str, ...], environment: str, revision: in
         and now - found.built_at < settings.CLIENT_FEATURES_MAX_AGE
     ):
         return found
-    built = _build(projects=projects, environment=environment, revision=revision, now=now)
+    built = _build(
+        projects=projects, environment=environment, narrowed=narrowed, revision=revision, now=now
+    )
     with _lock:
+        _cache.pop(key, None)
+        while len(_cache) >= MAX_KEPT_BODIES:
+            _cache.pop(next(iter(_cache)))
         _cache[key] = built
     return built
 
 
+def effective_projects(projects: tuple[str, ...], narrowed: FeatureFilter) -> tuple[str, ...]:
+    """The projects whose flags an SDK gets: its token's, or, for a token of every project,
+    those its query names (as Unleash: a narrower token's projects replace the query's)."""
+    return narrowed.projects if "*" in projects and narrowed.projects else projects
+
+
 def _build(
-    *, projects: tuple[str, ...], environment: str, revision: int, now: float
+    *,
+    projects: tuple[str, ...],
+    environment: str,
+    narrowed: FeatureFilter,
+    revision: int,
+    now: float,
 ) -> ClientFeaturesBody:
-    features = client_feature_list(projects=projects, environment=environment)
-    query: dict[str, Any] = {"environment": environment, "inlineSegmentConstraints": True}
+    features = client_feature_list(projects=projects, environment=environment, narrowed=narrowed)
+    # Unleash's keys, in its order; absent when not asked for.
+    query: dict[str, Any] = {}
+    if narrowed.tags:
+        query["tag"] = [list(tag) for tag in narrowed.tags]
     if "*" not in projects:
         query["project"] = list(projects)
+    if narrowed.name_prefix is not None:
+        query["namePrefix"] = narrowed.name_prefix
+    query.update(environment=environment, inlineSegmentConstraints=True)
     query_hash = hashlib.sha256(json.dumps(query, sort_keys=True).encode()).hexdigest()[:8]
     content = json.dumps(features, separators=(",", ":"), ensure_ascii=False)
     content_hash = hashlib.sha256(content.encode()).hexdigest()[:16]
@@ -93,19 +141,33 @@ def _build(
     return ClientFeaturesBody(revision=revision, built_at=now, etag=etag, body=body)
 
 
-def client_feature_list(*, projects: tuple[str, ...], environment: str) -> list[dict[str, Any]]:
+def client_feature_list(
+    *, projects: tuple[str, ...], environment: str, narrowed: FeatureFilter = EVERY_FLAG
+) -> list[dict[str, Any]]:
     """The active flags of `projects` (`*`: all) as `clientFeatureSchema`, by name, each with
     its state and enabled strategies in `environment`; segments' constraints are inlined into
-    the strategies' (as Unleash does with `inlineSegmentConstraints`). Five queries whatever
-    the number of flags."""
+    the strategies' (as Unleash does with `inlineSegmentConstraints`). `narrowed`'s tags and
+    name prefix keep only the flags with one of the tags and a name that starts with it. Five
+    queries whatever the number of flags."""
     flags = Feature.objects.filter(archived_at__isnull=True)
     if "*" not in projects:
         flags = flags.filter(project_id__in=projects)
-    rows = list(
-        flags.order_by("name").values_list(
+    prefix = narrowed.name_prefix
+    if prefix is not None:
+        flags = flags.filter(name__startswith=prefix)
+    if narrowed.tags:
+        tagged = Q()
+        for tag_type, tag_value in narrowed.tags:
+            tagged |= Q(tag__type_id=tag_type, tag__value=tag_value)
+        flags = flags.filter(name__in=FeatureTag.objects.filter(tagged).values("feature_id"))
+    rows = [
+        row
+        for row in flags.order_by("name").values_list(
             "name", "type", "description", "stale", "impression_data", "project_id"
         )
-    )
+        # SQLite's LIKE ignores the case of ASCII letters; a prefix is case-sensitive.
+        if prefix is None or row[0].startswith(prefix)
+    ]
     in_environment = {
         feature_id: (env_id, enabled, variants)
         for env_id, feature_id, enabled, variants in FeatureEnvironment.objects.filter(

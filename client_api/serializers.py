@@ -2,27 +2,92 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 
+from django.http import QueryDict
 from django.utils.dateparse import parse_datetime
-from drf_spectacular.utils import extend_schema_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema_serializer
 from rest_framework import serializers
 
+from client_api.selectors import FeatureFilter
 from features.serializers import (
     ConstraintSchemaSerializer,
     DependencySchemaSerializer,
     StrategyVariantSchemaSerializer,
     VariantSchemaSerializer,
 )
+from flagadmin.api.errors import bounded_validation_error
 from flagadmin.api.fields import (
     StrictCharField,
     StrictDictField,
     StrictIntegerField,
     StrictListField,
     StrictSerializer,
+    UrlFriendlyNameField,
 )
+from flagadmin.names import is_url_friendly
 
 # --- GET /api/client/features ------------------------------------------------------------------
+
+# Unleash's pattern for a `tag` query value (unanchored, as Unleash's validator applies it).
+TAG_QUERY_RE = re.compile(r"\w+:.+", re.ASCII)
+NOT_URL_FRIENDLY = UrlFriendlyNameField.default_error_messages["not_url_friendly"]
+
+
+CLIENT_FEATURES_QUERY = [
+    OpenApiParameter(
+        "tag",
+        str,
+        many=True,
+        description="`type:value`; only flags with one of the tags given (repeatable).",
+    ),
+    OpenApiParameter(
+        "project",
+        str,
+        many=True,
+        description="Only flags of these projects (repeatable); a token of fewer than every "
+        "project keeps its own.",
+    ),
+    OpenApiParameter("namePrefix", str, description="Only flags whose name starts with it."),
+]
+
+
+def parse_feature_filter(query: QueryDict) -> FeatureFilter:
+    """The `tag`, `project` and `namePrefix` parameters of GET /api/client/features (each may
+    repeat but `namePrefix`); any other parameter is ignored, as Unleash does. A value Unleash
+    refuses is a 400 naming each one."""
+    sent = {
+        "tag": query.getlist("tag"),
+        "project": query.getlist("project"),
+        "namePrefix": query.getlist("namePrefix"),
+    }
+    problems: dict[str, object] = {}
+    tag_problems = [
+        {} if TAG_QUERY_RE.search(value) else ["must be a tag as `type:value`"]
+        for value in sent["tag"]
+    ]
+    if any(tag_problems):
+        problems["tag"] = tag_problems
+    project_problems = [
+        {} if is_url_friendly(value) else [NOT_URL_FRIENDLY] for value in sent["project"]
+    ]
+    if any(project_problems):
+        problems["project"] = project_problems
+    prefixes = sent["namePrefix"]
+    if len(prefixes) > 1:
+        problems["namePrefix"] = ["must be string"]
+    elif prefixes == [""]:
+        problems["namePrefix"] = ["must NOT have fewer than 1 characters"]
+    if problems:
+        # Quote a single namePrefix as the string it is.
+        sent["namePrefix"] = prefixes[0] if len(prefixes) == 1 else prefixes
+        raise bounded_validation_error(problems, sent, location="query")
+    return FeatureFilter(
+        tags=tuple(dict.fromkeys(tuple(value.split(":", 1)) for value in sent["tag"])),
+        projects=tuple(dict.fromkeys(sent["project"])),
+        name_prefix=prefixes[0] if prefixes else None,
+    )
 
 
 @extend_schema_serializer(component_name="clientFeatureStrategySchema")
@@ -53,11 +118,20 @@ class ClientFeatureSchemaSerializer(serializers.Serializer):
 
 @extend_schema_serializer(component_name="clientFeaturesQuerySchema")
 class ClientFeaturesQuerySchemaSerializer(serializers.Serializer):
+    tag = serializers.ListField(
+        child=serializers.ListField(child=serializers.CharField(), min_length=2, max_length=2),
+        required=False,
+        help_text="The `tag` query parameters as [type, value] pairs; absent without any.",
+    )
+    project = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="The token's projects, or for a token of every project the `project` query "
+        "parameters; absent for all projects.",
+    )
+    namePrefix = serializers.CharField(required=False, help_text="As sent; absent without.")
     environment = serializers.CharField()
     inlineSegmentConstraints = serializers.BooleanField()
-    project = serializers.ListField(
-        child=serializers.CharField(), required=False, help_text="Absent for all projects."
-    )
 
 
 @extend_schema_serializer(component_name="clientFeaturesMetaSchema")

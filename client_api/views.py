@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from django.conf import settings
 from django.http import HttpResponse, HttpResponseNotModified
 from django.utils.http import parse_etags
@@ -13,15 +15,23 @@ from rest_framework.views import APIView
 
 from client_api.authentication import ClientPrincipal, ClientTokenAuthentication, IsClient
 from client_api.schema import ClientTokenScheme  # noqa: F401  (registers the scheme)
-from client_api.selectors import client_features
+from client_api.selectors import client_feature_list, client_features, effective_projects
 from client_api.serializers import (
+    CLIENT_FEATURES_QUERY,
     ClientApplicationSchemaSerializer,
+    ClientFeatureSchemaSerializer,
     ClientFeaturesSchemaSerializer,
     ClientMetricsSchemaSerializer,
     parse_client_metrics,
+    parse_feature_filter,
 )
 from features.metrics_services import record_client_metrics, register_client_instance
-from flagadmin.api.errors import ContentTooLargeError, ContentTypeError, LengthRequiredError
+from flagadmin.api.errors import (
+    ContentTooLargeError,
+    ContentTypeError,
+    LengthRequiredError,
+    NotFoundError,
+)
 from flagadmin.api.views import BODY_METHODS
 from flagadmin.schema import error_responses
 
@@ -75,8 +85,11 @@ class ClientFeaturesView(ClientApiView):
             "The flags of the token's projects with their state and enabled strategies in the "
             "token's environment, for SDKs to evaluate locally. Answers with an `ETag`; a "
             "request whose `If-None-Match` carries it gets 304 Not Modified while nothing "
-            "changed. Client tokens only: admin and personal tokens get 403."
+            "changed. Client tokens only: admin and personal tokens get 403. `tag`, `project` "
+            "(for a token of every project) and `namePrefix` narrow the flags, as Unleash's "
+            "SDK options do; other parameters are ignored."
         ),
+        parameters=CLIENT_FEATURES_QUERY,
         responses={
             200: OpenApiResponse(
                 ClientFeaturesSchemaSerializer, description="clientFeaturesSchema"
@@ -88,7 +101,10 @@ class ClientFeaturesView(ClientApiView):
     def get(self, request: Request) -> HttpResponse:
         client: ClientPrincipal = request.user
         found = client_features(
-            projects=client.projects, environment=client.environment, revision=client.revision
+            projects=client.projects,
+            environment=client.environment,
+            revision=client.revision,
+            narrowed=parse_feature_filter(request.query_params),
         )
         if etag_matches(request.META.get("HTTP_IF_NONE_MATCH"), found.etag):
             response = HttpResponseNotModified()
@@ -96,6 +112,36 @@ class ClientFeaturesView(ClientApiView):
             response = HttpResponse(found.body, content_type="application/json")
         response["ETag"] = found.etag
         return response
+
+
+class ClientFeatureView(ClientApiView):
+    @extend_schema(
+        operation_id="getClientFeature",
+        tags=["Client"],
+        summary="Get one flag (SDK)",
+        description=(
+            "One flag of the token's projects as `GET /api/client/features` gives it, in the "
+            "token's environment; 404 for a flag that is not there (archived, another "
+            "project, no such flag). The same query parameters narrow it. Client tokens only."
+        ),
+        parameters=CLIENT_FEATURES_QUERY,
+        responses={
+            200: OpenApiResponse(ClientFeatureSchemaSerializer, description="clientFeatureSchema"),
+            **error_responses(400, 404),
+        },
+    )
+    def get(self, request: Request, featureName: str) -> Response:
+        client: ClientPrincipal = request.user
+        narrowed = parse_feature_filter(request.query_params)
+        flags = client_feature_list(
+            projects=effective_projects(client.projects, narrowed),
+            environment=client.environment,
+            narrowed=replace(narrowed, name_prefix=featureName),
+        )
+        for flag in flags:
+            if flag["name"] == featureName:
+                return Response(flag)
+        raise NotFoundError(f"Could not find feature flag {featureName}")
 
 
 class ClientRegisterView(ClientApiView):

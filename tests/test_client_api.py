@@ -369,6 +369,236 @@ def test_client_features__post__405(flag):
     assert_error(response, 405, "MethodNotAllowedError")
 
 
+# --- the SDKs' query: tag, project, namePrefix (as Unleash 8.2 reads them, measured) --------
+
+
+@pytest.fixture
+def catalogue(admin_client) -> None:
+    """Flags `checkout` (tag simple:red), `checkout-v2` (simple:blue), `Checkout-old`, and
+    `search` in project `other` (simple:red)."""
+    ProjectFactory(id="other")
+    for project, name, tags in [
+        ("default", "checkout", [{"type": "simple", "value": "red"}]),
+        ("default", "checkout-v2", [{"type": "simple", "value": "blue"}]),
+        ("default", "Checkout-old", []),
+        ("other", "search", [{"type": "simple", "value": "red"}]),
+    ]:
+        response = post(
+            admin_client, f"/api/admin/projects/{project}/features", {"name": name, "tags": tags}
+        )
+        assert response.status_code == 201, response.content
+
+
+@pytest.mark.parametrize(
+    ("query", "names", "echoed"),
+    [
+        pytest.param(
+            "?namePrefix=checkout",
+            ["checkout", "checkout-v2"],
+            {"namePrefix": "checkout"},
+            id="name-prefix-case-sensitive",
+        ),
+        pytest.param(
+            "?project=other", ["search"], {"project": ["other"]}, id="project-narrows-every"
+        ),
+        pytest.param(
+            "?project=other&project=default&project=other",
+            ["Checkout-old", "checkout", "checkout-v2", "search"],
+            {"project": ["other", "default"]},
+            id="projects-repeated",
+        ),
+        pytest.param(
+            "?tag=simple:red",
+            ["checkout", "search"],
+            {"tag": [["simple", "red"]]},
+            id="tag",
+        ),
+        pytest.param(
+            "?tag=simple:red&tag=simple:blue&namePrefix=check&project=default",
+            ["checkout", "checkout-v2"],
+            {
+                "tag": [["simple", "red"], ["simple", "blue"]],
+                "project": ["default"],
+                "namePrefix": "check",
+            },
+            id="all-three",
+        ),
+        pytest.param("?tag=simple:nothing", [], {"tag": [["simple", "nothing"]]}, id="tag-no-flag"),
+        pytest.param(
+            "?environment=production&inlineSegmentConstraints=false&other=1",
+            ["Checkout-old", "checkout", "checkout-v2", "search"],
+            {},
+            id="others-ignored",
+        ),
+    ],
+)
+def test_client_features__query_narrows(catalogue, query, names, echoed):
+    response = sdk().get(CLIENT_FEATURES + query)
+
+    assert response.status_code == 200
+    body = response.json()
+    assert [flag["name"] for flag in body["features"]] == names
+    # Unleash's keys in Unleash's order.
+    assert list(body["query"].items()) == [
+        *echoed.items(),
+        ("environment", "development"),
+        ("inlineSegmentConstraints", True),
+    ]
+    assert response["ETag"] == body["meta"]["etag"]
+    if echoed:
+        assert response["ETag"] != sdk().get(CLIENT_FEATURES)["ETag"]
+
+
+def test_client_features__project_query__token_projects_stand(catalogue):
+    body = sdk(projects=["default"]).get(CLIENT_FEATURES + "?project=other").json()
+
+    assert [flag["name"] for flag in body["features"]] == [
+        "Checkout-old",
+        "checkout",
+        "checkout-v2",
+    ]
+    assert body["query"]["project"] == ["default"]
+
+
+def test_client_features__narrowed_304_until_a_change(admin_client, catalogue):
+    client = sdk()
+    first = client.get(CLIENT_FEATURES + "?namePrefix=checkout")
+
+    unchanged = client.get(
+        CLIENT_FEATURES + "?namePrefix=checkout", HTTP_IF_NONE_MATCH=first["ETag"]
+    )
+    enable(admin_client, "checkout-v2")
+    changed = client.get(CLIENT_FEATURES + "?namePrefix=checkout", HTTP_IF_NONE_MATCH=first["ETag"])
+
+    assert unchanged.status_code == 304
+    assert changed.status_code == 200
+    assert [flag["enabled"] for flag in changed.json()["features"]] == [False, True]
+
+
+@pytest.mark.parametrize(
+    ("query", "details"),
+    [
+        pytest.param(
+            "?tag=red",
+            [
+                (
+                    "/query/tag/0",
+                    'The `/query/tag/0` property must be a tag as `type:value`. You sent "red".',
+                )
+            ],
+            id="tag-without-type",
+        ),
+        pytest.param(
+            "?tag=simple:red&tag=:x",
+            [
+                (
+                    "/query/tag/1",
+                    'The `/query/tag/1` property must be a tag as `type:value`. You sent ":x".',
+                )
+            ],
+            id="second-tag",
+        ),
+        pytest.param(
+            "?project=no%20spaces",
+            [
+                (
+                    "/query/project/0",
+                    "The `/query/project/0` property must be URL friendly: only the characters "
+                    'A-Z a-z 0-9 - _ . ! ~ * \' ( ) are allowed. You sent "no spaces".',
+                )
+            ],
+            id="project-not-url-friendly",
+        ),
+        pytest.param(
+            "?namePrefix=",
+            [
+                (
+                    "/query/namePrefix",
+                    "The `/query/namePrefix` property must NOT have fewer than 1 "
+                    'characters. You sent "".',
+                )
+            ],
+            id="empty-prefix",
+        ),
+        pytest.param(
+            "?namePrefix=a&namePrefix=b&tag=x",
+            [
+                (
+                    "/query/tag/0",
+                    'The `/query/tag/0` property must be a tag as `type:value`. You sent "x".',
+                ),
+                (
+                    "/query/namePrefix",
+                    'The `/query/namePrefix` property must be string. You sent ["a", "b"].',
+                ),
+            ],
+            id="two-prefixes-and-a-bad-tag",
+        ),
+    ],
+)
+def test_client_features__query_refused__400(flag, query, details):
+    body = assert_error(sdk().get(CLIENT_FEATURES + query), 400, "ValidationError")
+
+    assert body == {
+        "id": body["id"],
+        "name": "ValidationError",
+        "message": " ".join(message for _, message in details),
+        "details": [{"path": path, "message": message} for path, message in details],
+    }
+
+
+def test_client_features__kept_bodies_bounded(catalogue, monkeypatch):
+    from client_api import selectors
+
+    monkeypatch.setattr(selectors, "MAX_KEPT_BODIES", 2)
+    selectors.clear_cache()
+    client = sdk()
+    for prefix in ["c", "ch", "che", "chec"]:
+        assert client.get(f"{CLIENT_FEATURES}?namePrefix={prefix}").status_code == 200
+
+    assert len(selectors._cache) == 2
+
+
+# --- GET /api/client/features/:featureName -----------------------------------------------------
+
+
+def test_client_feature__one_flag_as_in_the_list(admin_client, catalogue):
+    enable(admin_client, "checkout")
+    client = sdk()
+
+    response = client.get(f"{CLIENT_FEATURES}/checkout")
+
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/json"
+    listed = client.get(CLIENT_FEATURES).json()["features"]
+    assert response.json() == next(flag for flag in listed if flag["name"] == "checkout")
+    assert response.json()["enabled"] is True
+
+
+@pytest.mark.parametrize(
+    ("name", "projects"),
+    [
+        pytest.param("nope", None, id="no-such-flag"),
+        pytest.param("checkou", None, id="a-prefix-is-not-the-flag"),
+        pytest.param("search", ["default"], id="another-project-than-the-token"),
+        pytest.param("archived", None, id="archived"),
+    ],
+)
+def test_client_feature__not_there__404(admin_client, catalogue, name, projects):
+    post(admin_client, FEATURES, {"name": "archived"})
+    admin_client.delete(f"{FEATURES}/archived")
+
+    body = assert_error(
+        sdk(projects=projects).get(f"{CLIENT_FEATURES}/{name}"), 404, "NotFoundError"
+    )
+
+    assert body["message"] == f"Could not find feature flag {name}"
+
+
+def test_client_feature__admin_token__403(admin_client, flag):
+    assert_error(admin_client.get(f"{CLIENT_FEATURES}/{flag}"), 403, "NoAccessError")
+
+
 # --- POST /api/client/register ---------------------------------------------------------------
 
 

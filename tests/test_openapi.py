@@ -144,6 +144,7 @@ UNLEASH_TAGS = {
     "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}"
     "/strategies/{strategyId}": "Features",
     "/api/client/features": "Client",
+    "/api/client/features/{featureName}": "Client",
     "/api/client/metrics": "Client",
     "/api/client/register": "Client",
     "/api/admin/service-account": "Service Accounts",

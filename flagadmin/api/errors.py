@@ -215,10 +215,10 @@ def _walk(tree: Any, parts: list[str]) -> Iterable[tuple[list[str], drf.ErrorDet
         yield parts, tree
 
 
-def validation_details(tree: Any, data: Any) -> list[dict[str, str]]:
+def validation_details(tree: Any, data: Any, location: str = "body") -> list[dict[str, str]]:
     """One `{path, message}` per failure, at most MAX_DETAILS + 1 of them (the caller says how
     many more there were with `count_failures`); each message is a sentence that names the
-    property.
+    property, under `location` (`body`, or `query` for query parameters).
 
     Field messages are either whole sentences (starting with "The ") or predicates such as
     "must be boolean", which are framed as "The `/body/x` property must be boolean. You sent …".
@@ -227,7 +227,7 @@ def validation_details(tree: Any, data: Any) -> list[dict[str, str]]:
     for parts, error in _walk(tree, []):
         if len(details) > MAX_DETAILS:
             break
-        path = _shortened("/" + "/".join(["body", *parts]), PATH_LIMIT)
+        path = _shortened("/" + "/".join([location, *parts]), PATH_LIMIT)
         code = getattr(error, "code", None)
         text = str(error).rstrip(".")
         if code == "required":
@@ -248,9 +248,9 @@ def count_failures(tree: Any) -> int:
     return sum(1 for _ in _walk(tree, []))
 
 
-def bounded_validation_error(tree: Any, data: Any) -> ValidationError:
+def bounded_validation_error(tree: Any, data: Any, location: str = "body") -> ValidationError:
     """The 400 for a DRF error tree: the first MAX_DETAILS failures, and how many more."""
-    details = validation_details(tree, data)
+    details = validation_details(tree, data, location)
     if not details:
         return ValidationError()
     if len(details) > MAX_DETAILS:
