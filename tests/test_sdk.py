@@ -45,7 +45,14 @@ def node_sdk() -> Path:
     return NODE_DIR / "evaluate.js"
 
 
-def evaluate_python(server: str, token: str, contexts: list[dict], tmp_path: Path) -> list[bool]:
+def evaluate_python(
+    server: str,
+    token: str,
+    contexts: list[dict],
+    tmp_path: Path,
+    flag: str = FLAG,
+    project: str | None = None,
+) -> list[bool]:
     from UnleashClient import UnleashClient
     from UnleashClient.utils import InstanceAllowType
 
@@ -57,16 +64,30 @@ def evaluate_python(server: str, token: str, contexts: list[dict], tmp_path: Pat
         metrics_interval=60,
         cache_directory=str(tmp_path / "unleash-cache"),
         multiple_instance_mode=InstanceAllowType.SILENTLY_ALLOW,
+        project_name=project,
     )
     client.initialize_client()  # registers and fetches the flags before it returns
     try:
-        return [client.is_enabled(FLAG, context) for context in contexts]
+        return [client.is_enabled(flag, context) for context in contexts]
     finally:
         client.destroy()  # sends the metrics it collected
 
 
-def evaluate_node(script: Path, server: str, token: str, contexts: list[dict]) -> list[bool]:
-    arguments = {"url": f"{server}/api/", "token": token, "flag": FLAG, "contexts": contexts}
+def evaluate_node(
+    script: Path,
+    server: str,
+    token: str,
+    contexts: list[dict],
+    flag: str = FLAG,
+    project: str | None = None,
+) -> list[bool]:
+    arguments = {
+        "url": f"{server}/api/",
+        "token": token,
+        "flag": flag,
+        "contexts": contexts,
+        "projectName": project,
+    }
     done = subprocess.run(
         ["node", str(script), json.dumps(arguments)],
         capture_output=True,
@@ -81,12 +102,17 @@ def evaluate_node(script: Path, server: str, token: str, contexts: list[dict]) -
 @pytest.fixture(params=["python", "node"])
 def evaluate(request, live_server, tmp_path):
     """`evaluate(contexts)`: what the SDK answers for the flag in each context, in
-    `development`, through a client token of project `default`."""
-    token = make_token(TokenType.CLIENT, projects=["default"], environment="development")[1]
-    if request.param == "node":
-        script = request.getfixturevalue("node_sdk")
-        return lambda contexts: evaluate_node(script, live_server.url, token, contexts)
-    return lambda contexts: evaluate_python(live_server.url, token, contexts, tmp_path)
+    `development`, through a client token of project `default` (`projects`: another token's
+    projects; `flag`: another flag; `project`: the SDK's own project option)."""
+
+    def run(contexts, *, projects=("default",), flag=FLAG, project=None) -> list[bool]:
+        token = make_token(TokenType.CLIENT, projects=list(projects), environment="development")
+        if request.param == "node":
+            script = request.getfixturevalue("node_sdk")
+            return evaluate_node(script, live_server.url, token[1], contexts, flag, project)
+        return evaluate_python(live_server.url, token[1], contexts, tmp_path, flag, project)
+
+    return run
 
 
 @pytest.fixture
@@ -190,3 +216,21 @@ def test_sdk__metrics__project_shows_last_reported_usage(evaluate, admin, flag):
     detail = call(admin, "get", f"{FEATURES}/{FLAG}")
     development = next(e for e in detail["environments"] if e["name"] == "development")
     assert development["lastSeenAt"] == reported
+
+
+def test_sdk__project_option__only_that_projects_flags(evaluate, admin, flag):
+    # The SDKs' project option (Python `project_name`, Node `projectName`) sends `?project=`;
+    # with a token of every project, the SDK then knows that project's flags only.
+    call(admin, "post", "/api/admin/projects", {"id": "sdk-other", "name": "SDK other"})
+    call(admin, "post", "/api/admin/projects/sdk-other/features", {"name": "sdk-elsewhere"})
+    for project, name in [("default", FLAG), ("sdk-other", "sdk-elsewhere")]:
+        call(
+            admin,
+            "post",
+            f"/api/admin/projects/{project}/features/{name}/environments/development/on",
+        )
+
+    every = {"projects": ["*"]}
+    assert evaluate([ALICE], **every, flag=FLAG) == [True]
+    assert evaluate([ALICE], **every, flag=FLAG, project="sdk-other") == [False]
+    assert evaluate([ALICE], **every, flag="sdk-elsewhere", project="sdk-other") == [True]

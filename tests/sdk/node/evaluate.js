@@ -4,10 +4,11 @@
 const { startUnleash, InMemStorageProvider } = require('unleash-client');
 
 async function main() {
-  const { url, token, flag, contexts, appName } = JSON.parse(process.argv[2]);
+  const { url, token, flag, contexts, appName, projectName } = JSON.parse(process.argv[2]);
   const unleash = await startUnleash({
     url,
     appName: appName || 'flagadmin-sdk-test-node',
+    projectName: projectName || undefined,
     customHeaders: { Authorization: token },
     storageProvider: new InMemStorageProvider(),
     refreshInterval: 60000,
