@@ -25,7 +25,12 @@ from features.models import (
     Tag,
 )
 from features.sql import insert_together, load_new_flag_target
-from flagadmin.api.errors import NameExistsError, NotFoundError, ValidationError
+from flagadmin.api.errors import (
+    InvalidOperationError,
+    NameExistsError,
+    NotFoundError,
+    ValidationError,
+)
 from flagadmin.api.principals import acting_user_id
 from flagadmin.audit import build_event, event_time, record_event
 from flagadmin.db import atomic_retrying_conflicts
@@ -392,17 +397,22 @@ def delete_archived_feature(*, feature: Feature, actor: object) -> None:
         # What the delete takes (its entries, its dependencies either way, the activity row
         # the delete trigger advances), in the order of `_lock_flag_rows`.
         _lock_flag_rows(current.project_id, [current])
-        tags = tags_of(current)
-        pre_data = {**_metadata(current), "archived": True}
-        current.delete()  # (clears the primary key, the name: the event reads pre_data's)
-        record_event(
-            FEATURE_DELETED,
-            actor=actor,
-            project=pre_data["project"],
-            feature_name=pre_data["name"],
-            pre_data=pre_data,
-            tags=tags,
-        )
+        _delete_locked(current, actor)
+
+
+def _delete_locked(feature: Feature, actor: object) -> None:
+    """Delete `feature` (archived, locked with its rows) and record `feature-deleted`."""
+    tags = tags_of(feature)
+    pre_data = {**_metadata(feature), "archived": True}
+    feature.delete()  # (clears the primary key, the name: the event reads pre_data's)
+    record_event(
+        FEATURE_DELETED,
+        actor=actor,
+        project=pre_data["project"],
+        feature_name=pre_data["name"],
+        pre_data=pre_data,
+        tags=tags,
+    )
 
 
 # --- archiving and reviving several flags ------------------------------------------------------
@@ -487,6 +497,30 @@ def archive_features(*, project: Project, names: Sequence[str], actor: object) -
             archive_feature(feature=feature, actor=actor)
 
     atomic_retrying_conflicts(archive)
+
+
+def delete_features(*, project: Project, names: Sequence[str], actor: object) -> None:
+    """Delete the named archived flags of `project` for good, one `feature-deleted` event each
+    (as `delete_archived_feature`). Unknown names and active flags are skipped, as Unleash
+    does; a flag of another project is 400. A named flag that a flag left out of the list
+    depends on is refused with Unleash's 403 `InvalidOperationError`: its dependents would
+    lose, without a word, the parent they are gated on."""
+
+    def delete() -> None:
+        found = _locked_flags_of_project(project, names)
+        listed = set(names)
+        dependents = FeatureDependency.objects.filter(parent_id__in=listed)
+        if dependents.exclude(child_id__in=listed).exists():
+            raise InvalidOperationError(
+                "You can not archive/delete those features since other features depend on them."
+                if len(listed) > 1
+                else "You can not archive/delete this feature since other features depend on it."
+            )
+        for feature in found:
+            if feature.archived_at is not None:
+                _delete_locked(feature, actor)
+
+    atomic_retrying_conflicts(delete)
 
 
 def revive_features(*, project: Project, names: Sequence[str], actor: object) -> None:

@@ -50,6 +50,11 @@ urlpatterns = [
         name="project-features-revive",
     ),
     path(
+        "projects/<str:projectId>/delete",
+        ProjectFeatureBatchViewSet.as_view({"post": "delete_archived"}),
+        name="project-features-delete",
+    ),
+    path(
         f"{FLAG_ENVIRONMENT}/on",
         FeatureEnvironmentViewSet.as_view({"post": "on"}),
         name="feature-environment-on",

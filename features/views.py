@@ -21,7 +21,13 @@ from features.serializers import (
     FeatureSchemaSerializer,
     FeatureStrategySchemaSerializer,
 )
-from features.services import archive_feature, archive_features, create_feature, revive_features
+from features.services import (
+    archive_feature,
+    archive_features,
+    create_feature,
+    delete_features,
+    revive_features,
+)
 from features.strategy_serializers import (
     BatchFeaturesSchemaSerializer,
     CreateFeatureStrategySchemaSerializer,
@@ -410,10 +416,15 @@ class FeatureStrategyViewSet(AdminApiMixin, viewsets.ViewSet):
 
 
 class ProjectFeatureBatchViewSet(AdminApiMixin, viewsets.ViewSet):
-    """Archive or revive several flags of a project."""
+    """Archive, revive or delete several flags of a project."""
 
     schema = SpecNamedAutoSchema()
-    required_permissions = {"archive": perms.DELETE_FEATURE, "revive": perms.UPDATE_FEATURE}
+    required_permissions = {
+        "archive": perms.DELETE_FEATURE,
+        "revive": perms.UPDATE_FEATURE,
+        # Not `delete`: a view's attribute of that name would also answer HTTP DELETE.
+        "delete_archived": perms.DELETE_FEATURE,
+    }
     project_url_kwarg = "projectId"
 
     @extend_schema(
@@ -461,4 +472,28 @@ class ProjectFeatureBatchViewSet(AdminApiMixin, viewsets.ViewSet):
         body.is_valid(raise_exception=True)
         project = get_project_or_404(projectId)
         revive_features(project=project, names=body.validated_data["features"], actor=request.user)
+        return Response(status=status.HTTP_200_OK)
+
+    @extend_schema(
+        operation_id="deleteFeatures",
+        tags=["Archive"],
+        summary="Deletes a list of features",
+        description=(
+            "Deletes the named archived flags of the project for good, and records "
+            "`feature-deleted` for each. Unknown names and active flags are skipped; a flag of "
+            "another project is 400; a flag that a flag left out of the list depends on is 403 "
+            "`InvalidOperationError`. Needs `DELETE_FEATURE` in the project."
+        ),
+        parameters=[PROJECT_ID],
+        request=BatchFeaturesSchemaSerializer,
+        responses={
+            200: OpenApiResponse(description="Deleted."),
+            **error_responses(400, 404, 413, 415),
+        },
+    )
+    def delete_archived(self, request: Request, projectId: str) -> Response:
+        body = BatchFeaturesSchemaSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        project = get_project_or_404(projectId)
+        delete_features(project=project, names=body.validated_data["features"], actor=request.user)
         return Response(status=status.HTTP_200_OK)

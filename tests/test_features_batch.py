@@ -1,6 +1,6 @@
-"""POST /api/admin/projects/:projectId/archive and /revive with `{"features": [...]}`:
-archiveFeatures and reviveFeatures (Unleash's paths; projects themselves are archived at
-/api/admin/projects/archive/:projectId)."""
+"""POST /api/admin/projects/:projectId/archive, /revive and /delete with `{"features": [...]}`:
+archiveFeatures, reviveFeatures and deleteFeatures (Unleash's paths; projects themselves are
+archived at /api/admin/projects/archive/:projectId)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from features.models import Feature, FeatureEnvironment, FeatureLifecycleStage
+from features.models import Feature, FeatureDependency, FeatureEnvironment, FeatureLifecycleStage
 from flagadmin.models import AuditEvent
 from projects.models import Project
 from tests.conftest import assert_error
@@ -17,6 +17,7 @@ from tests.factories import ProjectFactory, ProjectRoleAssignmentFactory
 FEATURES = "/api/admin/projects/default/features"
 ARCHIVE = "/api/admin/projects/default/archive"
 REVIVE = "/api/admin/projects/default/revive"
+DELETE = "/api/admin/projects/default/delete"
 
 
 def post(client, url: str, body):
@@ -130,3 +131,108 @@ def test_revive_features__viewer__403(viewer_client, admin_client, flags):
 
     assert body["permissions"] == ["UPDATE_FEATURE"]
     assert _archived() == ["a"]
+
+
+# --- deleteFeatures ------------------------------------------------------------------------
+
+
+def _names() -> list[str]:
+    return sorted(Feature.objects.values_list("name", flat=True))
+
+
+def test_delete_features__200_archived_ones_deleted_with_events(admin_client, flags):
+    post(admin_client, f"{FEATURES}/a/tags", {"type": "simple", "value": "red"})
+    post(admin_client, ARCHIVE, {"features": ["a", "b"]})
+
+    response = post(admin_client, DELETE, {"features": ["a", "b", "c", "nope"]})
+
+    assert response.status_code == 200
+    assert response.content == b""
+    # `c` is active: skipped, as Unleash skips it; `nope` names nothing.
+    assert _names() == ["c"]
+    events = AuditEvent.objects.filter(type="feature-deleted").order_by("feature_name")
+    assert [(e.feature_name, e.project, e.pre_data["archived"]) for e in events] == [
+        ("a", "default", True),
+        ("b", "default", True),
+    ]
+    assert post(admin_client, FEATURES, {"name": "a"}).status_code == 201  # the name is free
+
+
+def test_delete_features__flag_of_another_project__400_nothing_deleted(admin_client, flags):
+    ProjectFactory(id="other")
+    post(admin_client, "/api/admin/projects/other/features", {"name": "elsewhere"})
+    post(admin_client, "/api/admin/projects/other/archive", {"features": ["elsewhere"]})
+    post(admin_client, ARCHIVE, {"features": ["a"]})
+
+    response = post(admin_client, DELETE, {"features": ["a", "elsewhere"]})
+
+    body = assert_error(response, 400, "ValidationError")
+    assert body["details"] == [
+        {"path": "/body/features", "message": "These flags are not in project default: elsewhere."}
+    ]
+    assert _names() == ["a", "b", "c", "elsewhere"]
+
+
+@pytest.mark.parametrize(
+    ("listed", "message"),
+    [
+        pytest.param(
+            ["a"],
+            "You can not archive/delete this feature since other features depend on it.",
+            id="one",
+        ),
+        pytest.param(
+            ["a", "c"],
+            "You can not archive/delete those features since other features depend on them.",
+            id="several",
+        ),
+    ],
+)
+def test_delete_features__a_parent_of_a_flag_left_out__403_nothing_deleted(
+    admin_client, flags, listed, message
+):
+    FeatureDependency.objects.create(parent_id="a", child_id="b")
+    post(admin_client, ARCHIVE, {"features": ["a", "c"]})
+
+    response = post(admin_client, DELETE, {"features": listed})
+
+    body = assert_error(response, 403, "InvalidOperationError")
+    assert body == {"id": body["id"], "name": "InvalidOperationError", "message": message}
+    assert _names() == ["a", "b", "c"]
+    assert FeatureDependency.objects.filter(parent_id="a", child_id="b").exists()
+
+
+def test_delete_features__parent_with_its_children__200(admin_client, flags):
+    FeatureDependency.objects.create(parent_id="a", child_id="b")
+    post(admin_client, ARCHIVE, {"features": ["a", "b"]})
+
+    assert post(admin_client, DELETE, {"features": ["a", "b"]}).status_code == 200
+
+    assert _names() == ["c"]
+
+
+def test_delete_features__viewer__403(viewer_client, admin_client, flags):
+    post(admin_client, ARCHIVE, {"features": ["a"]})
+
+    body = assert_error(post(viewer_client, DELETE, {"features": ["a"]}), 403, "NoAccessError")
+
+    assert body["permissions"] == ["DELETE_FEATURE"]
+    assert _names() == ["a", "b", "c"]
+
+
+def test_delete_features__http_delete_method__405(admin_client, flags):
+    post(admin_client, ARCHIVE, {"features": ["a"]})
+
+    response = admin_client.delete(
+        DELETE, json.dumps({"features": ["a"]}), content_type="application/json"
+    )
+
+    assert_error(response, 405, "MethodNotAllowedError")
+    assert response["Allow"] == "POST, OPTIONS"
+    assert _names() == ["a", "b", "c"]
+
+
+def test_delete_features__unknown_project__404(admin_client):
+    response = post(admin_client, "/api/admin/projects/nope/delete", {"features": []})
+
+    assert_error(response, 404, "NotFoundError")

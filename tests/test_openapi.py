@@ -131,6 +131,7 @@ UNLEASH_TAGS = {
     # The flag batch operations (archiveFeatures, reviveFeatures), tagged as Unleash tags them.
     "/api/admin/projects/{projectId}/archive": "Features",
     "/api/admin/projects/{projectId}/revive": "Archive",
+    "/api/admin/projects/{projectId}/delete": "Archive",
     "/api/admin/projects/{projectId}/features": "Features",
     "/api/admin/projects/{projectId}/features/{featureName}": "Features",
     "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/on": (

@@ -93,6 +93,14 @@ class NoAccessError(ApiError):
         super().__init__(text, extra={"permissions": [permission] if permission else []})
 
 
+class InvalidOperationError(ApiError):
+    """A request that may not be carried out as it stands (Unleash's 403 of the same name),
+    e.g. deleting a flag that other flags depend on."""
+
+    status_code = status.HTTP_403_FORBIDDEN
+    error_name = "InvalidOperationError"
+
+
 class NotFoundError(ApiError):
     status_code = status.HTTP_404_NOT_FOUND
     error_name = "NotFoundError"
