@@ -1,12 +1,13 @@
 """The client API, mounted under /api/client/."""
 
-from django.urls import path
+from django.urls import path, re_path
 
 from client_api.views import (
     ClientFeaturesView,
     ClientFeatureView,
     ClientMetricsView,
     ClientRegisterView,
+    UnknownClientPathView,
 )
 
 urlpatterns = [
@@ -14,4 +15,6 @@ urlpatterns = [
     path("features/<str:featureName>", ClientFeatureView.as_view(), name="client-feature"),
     path("register", ClientRegisterView.as_view(), name="client-register"),
     path("metrics", ClientMetricsView.as_view(), name="client-metrics"),
+    # Anything else under /api/client/: a client token's 404 (not the admin API's 403).
+    re_path(r"^[\s\S]*$", UnknownClientPathView.as_view()),
 ]

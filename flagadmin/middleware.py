@@ -1,4 +1,5 @@
-"""The Host header, checked once before anything else reads it.
+"""The Host header, checked once before anything else reads it; API paths as Unleash matches
+them.
 
 Django raises DisallowedHost wherever `request.get_host()` is first called (CommonMiddleware),
 answers with an HTML "Bad Request (400)" and logs a whole traceback at ERROR. Here instead:
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable
 
 from django.conf import settings
@@ -84,3 +86,28 @@ class HostHeaderMiddleware:
             _shown(request.path_info),
         )
         return response
+
+
+REPEATED_SLASHES = re.compile(r"/{2,}")
+
+
+class ApiPathMiddleware:
+    """Matches paths under /api/ as Unleash (Express) does: repeated slashes count as one and a
+    trailing slash is optional, so `/api/admin/projects/`, `/api//client/features` (an SDK's
+    base URL ending in `/`, joined with `/client/...`) and the exact path reach the same view.
+    Other paths (the Django admin's, which end in `/`) are left as they are."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        path = request.path_info
+        if "//" in path or (path.endswith("/") and len(path) > 1):
+            normal = REPEATED_SLASHES.sub("/", path)
+            if len(normal) > 1:
+                normal = normal.rstrip("/") or "/"
+            if _is_api_path(normal):
+                # Routing reads path_info; `request.path` keeps what was sent, which the 404's
+                # message quotes.
+                request.path_info = normal
+        return self.get_response(request)

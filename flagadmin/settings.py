@@ -176,6 +176,8 @@ MIDDLEWARE = [
     # Then: the Host header is checked here once (probes answer whatever the Host; a refused
     # Host is one warning line, not Django's traceback).
     "flagadmin.middleware.HostHeaderMiddleware",
+    # API paths matched as Unleash matches them (repeated and trailing slashes).
+    "flagadmin.middleware.ApiPathMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Serves the admin's CSS/JS under gunicorn with DEBUG off (no separate web server needed).
     "whitenoise.middleware.WhiteNoiseMiddleware",

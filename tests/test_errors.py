@@ -322,7 +322,7 @@ def test_400__schema_error_names_the_property(admin_client):
     "path",
     [
         "/api/admin/nope",
-        "/api/admin/api-tokens/",
+        "/api/admin/nope/",
         "/api/admin/api-tokens/1",
         "/api/nope",
         "/api",
