@@ -152,6 +152,9 @@ class ClientFeaturesSchemaSerializer(serializers.Serializer):
 # --- POST /api/client/register and /api/client/metrics -----------------------------------------
 
 SDK_FIELDS_HELP = "Reported by the SDK; kept as sent."
+# The message of a time field sent as null (the one value refused: any other is kept or read
+# as unknown).
+TIME_EXPECTED = "must be a date-time or a number"
 # The most a metrics report may count for a flag's yes or no: an int4, so the hourly buckets'
 # bigint sums take billions of reports in one hour before they saturate.
 MAX_COUNT = 2**31 - 1
@@ -172,11 +175,12 @@ class SdkIdentitySerializer(StrictSerializer):
 
 @extend_schema_serializer(component_name="clientApplicationSchema")
 class ClientApplicationSchemaSerializer(SdkIdentitySerializer):
-    interval = serializers.IntegerField(min_value=0, help_text="Poll interval, milliseconds.")
+    interval = StrictIntegerField(min_value=0, help_text="Poll interval, milliseconds.")
     started = serializers.JSONField(
+        error_messages={"null": TIME_EXPECTED},
         help_text="When the SDK started: an RFC 3339 date-time, or Unix time (seconds, or "
         "milliseconds from 10^11 on, as JavaScript's Date gives). Another value is kept as "
-        "unknown."
+        "unknown.",
     )
     strategies = StrictListField(child=StrictCharField(), help_text="Strategies it knows.")
 
@@ -214,8 +218,12 @@ class ToggleCountSchemaSerializer(StrictSerializer):
 
 @extend_schema_serializer(component_name="clientMetricsBucketSchema")
 class MetricsBucketSchemaSerializer(StrictSerializer):
-    start = serializers.JSONField(help_text="Start of the period the counts cover.")
-    stop = serializers.JSONField(help_text="End of the period.")
+    start = serializers.JSONField(
+        error_messages={"null": TIME_EXPECTED}, help_text="Start of the period the counts cover."
+    )
+    stop = serializers.JSONField(
+        error_messages={"null": TIME_EXPECTED}, help_text="End of the period."
+    )
     toggles = StrictDictField(child=ToggleCountSchemaSerializer())
 
 

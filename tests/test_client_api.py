@@ -680,6 +680,31 @@ def test_register__missing_field__400(db, missing):
     assert error["details"][0]["path"] == f"/body/{missing}"
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("interval", -1, "The `/body/interval` property must be >= 0. You sent -1."),
+        ("interval", 1.5, "The `/body/interval` property must be integer. You sent 1.5."),
+        ("interval", None, "The `/body/interval` property must be integer. You sent null."),
+        (
+            "started",
+            None,
+            "The `/body/started` property must be a date-time or a number. You sent null.",
+        ),
+    ],
+)
+def test_register__invalid__400_sentence_naming_the_property(db, field, value, message):
+    response = post(sdk(), "/api/client/register", {**REGISTRATION, field: value})
+
+    body = assert_error(response, 400, "ValidationError")
+    assert body == {
+        "id": body["id"],
+        "name": "ValidationError",
+        "message": message,
+        "details": [{"path": f"/body/{field}", "message": message}],
+    }
+
+
 def test_register__admin_token__403(admin_client):
     assert_error(post(admin_client, "/api/client/register", REGISTRATION), 403, "NoAccessError")
 
