@@ -17,6 +17,7 @@ from features.validators import (
     SORT_ORDER_MAX,
     SORT_ORDER_MIN,
     WEIGHT_TYPES,
+    constraint_problems,
     validate_strategy_variants,
 )
 from flagadmin.api.fields import (
@@ -54,6 +55,12 @@ class CreateConstraintSchemaSerializer(StrictSerializer):
     value = StrictCharField(
         allow_blank=True, required=False, help_text="For single-value operators."
     )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        problems = constraint_problems(attrs)
+        if problems:
+            raise serializers.ValidationError({key: [text] for key, text in problems.items()})
+        return attrs
 
 
 @extend_schema_serializer(component_name="createStrategyVariantPayloadSchema")

@@ -9,9 +9,11 @@ message names the failing path, e.g. "variants/0/weight must be <= 1000".
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.core.exceptions import ValidationError
+from django.utils.dateparse import parse_date, parse_datetime
 
 from flagadmin.names import is_url_friendly
 
@@ -34,6 +36,20 @@ CONSTRAINT_OPERATORS = (
     "SEMVER_GTE",
     "SEMVER_LTE",
     "REGEX",
+)
+# Unleash's operator families: what each compares the context value against.
+STRING_OPERATORS = ("STR_ENDS_WITH", "STR_STARTS_WITH", "STR_CONTAINS", "IN", "NOT_IN")
+NUMBER_OPERATORS = ("NUM_EQ", "NUM_GT", "NUM_GTE", "NUM_LT", "NUM_LTE")
+DATE_OPERATORS = ("DATE_AFTER", "DATE_BEFORE")
+SEMVER_OPERATORS = ("SEMVER_EQ", "SEMVER_GT", "SEMVER_LT", "SEMVER_GTE", "SEMVER_LTE")
+SINGLE_VALUE_OPERATORS = NUMBER_OPERATORS + DATE_OPERATORS + SEMVER_OPERATORS
+# A number as JavaScript reads one from a string (Unleash's validator converts with Number()).
+JS_NUMBER_RE = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*")
+# Semantic versioning 2.0.0, strict (Unleash compares against the canonical form: no `v`).
+SEMVER_RE = re.compile(
+    r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+    r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
+    r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?"
 )
 WEIGHT_TYPES = ("variable", "fix")
 PAYLOAD_TYPES = ("json", "csv", "string", "number")
@@ -145,7 +161,8 @@ def validate_parameters(value: Any) -> None:
 
 
 def validate_constraints(value: Any) -> None:
-    """Constraints: `contextName`, `operator` required; `values` or `value` per operator."""
+    """Constraints: `contextName`, `operator` required; `values` or `value` per operator, as
+    `constraint_problems` says."""
     check = _Checker("constraints")
     for index, item in enumerate(check.is_list(value, "")):
         path = str(index)
@@ -156,6 +173,49 @@ def validate_constraints(value: Any) -> None:
         check.boolean(constraint, "inverted", path)
         check.string_list(constraint, "values", path, required=False)
         check.string(constraint, "value", path, required=False)
+        for key, problem in constraint_problems(constraint).items():
+            check.fail(f"{path}/{key}", problem)
+
+
+def constraint_problems(constraint: dict[str, Any]) -> dict[str, str]:
+    """What Unleash refuses in a constraint of the right shape, by key: a list operator needs
+    `values` (one at least), a single-value one a non-empty `value` of its kind (a number, an
+    RFC 3339 date, a semantic version), REGEX a regular expression and no `inverted`. SDKs
+    evaluate what is stored: a constraint Unleash would not store must not reach them."""
+    operator = constraint.get("operator")
+    value = constraint.get("value")
+    if operator in STRING_OPERATORS and not constraint.get("values"):
+        return {"values": "must NOT have fewer than 1 items"}
+    if operator in SINGLE_VALUE_OPERATORS:
+        if not value:
+            return {"value": f"must not be empty: the operator {operator} compares against it"}
+        if operator in NUMBER_OPERATORS and not JS_NUMBER_RE.fullmatch(value):
+            return {"value": "must be a number"}
+        if operator in DATE_OPERATORS and not _is_date(value):
+            return {"value": "must be a date-time (RFC 3339) or a date"}
+        if operator in SEMVER_OPERATORS and not SEMVER_RE.fullmatch(value):
+            return {"value": "must be a semantic version, e.g. 1.2.3 or 2.0.0-beta.1"}
+    if operator == "REGEX":
+        if not isinstance(value, str) or not _is_regex(value):
+            return {"value": "must be a regular expression"}
+        if constraint.get("inverted") is True:
+            return {"inverted": "must be false: the operator REGEX cannot be inverted"}
+    return {}
+
+
+def _is_date(value: str) -> bool:
+    try:
+        return (parse_datetime(value) or parse_date(value)) is not None
+    except ValueError:  # well formed, out of range (a 13th month)
+        return False
+
+
+def _is_regex(value: str) -> bool:
+    try:
+        re.compile(value)
+    except (re.error, RecursionError, OverflowError):
+        return False
+    return True
 
 
 def validate_strategy_variants(value: Any) -> None:

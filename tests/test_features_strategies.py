@@ -214,6 +214,113 @@ OUT_OF_COLUMN = [
 ]
 
 
+# Constraints Unleash 8.2 refuses (measured: 400 BadDataError there), which SDKs would get.
+def _constraint(operator: str, **fields) -> dict:
+    return {"contextName": "userId", "operator": operator, **fields}
+
+
+REFUSED_CONSTRAINTS = [
+    pytest.param(
+        _constraint("NUM_GT", value="abc"), "value", 'must be a number. You sent "abc".', id="num"
+    ),
+    pytest.param(
+        _constraint("NUM_EQ"),
+        "value",
+        "must not be empty: the operator NUM_EQ compares against it.",
+        id="num-no-value",
+    ),
+    pytest.param(
+        _constraint("DATE_AFTER", value="yesterday"),
+        "value",
+        'must be a date-time (RFC 3339) or a date. You sent "yesterday".',
+        id="date",
+    ),
+    pytest.param(
+        _constraint("DATE_BEFORE", value="2026-13-01"),
+        "value",
+        'must be a date-time (RFC 3339) or a date. You sent "2026-13-01".',
+        id="date-out-of-range",
+    ),
+    pytest.param(
+        _constraint("SEMVER_GT", value="x.y"),
+        "value",
+        'must be a semantic version, e.g. 1.2.3 or 2.0.0-beta.1. You sent "x.y".',
+        id="semver",
+    ),
+    pytest.param(
+        _constraint("SEMVER_LT", value="v1.2.3"),
+        "value",
+        'must be a semantic version, e.g. 1.2.3 or 2.0.0-beta.1. You sent "v1.2.3".',
+        id="semver-not-canonical",
+    ),
+    pytest.param(
+        _constraint("IN"), "values", "must NOT have fewer than 1 items.", id="in-no-values"
+    ),
+    pytest.param(
+        _constraint("NOT_IN", values=[]),
+        "values",
+        "must NOT have fewer than 1 items. You sent [].",
+        id="not-in-empty",
+    ),
+    pytest.param(
+        _constraint("STR_CONTAINS", value="a"),
+        "values",
+        "must NOT have fewer than 1 items.",
+        id="str-contains-value-only",
+    ),
+    pytest.param(
+        _constraint("REGEX", value="(unclosed"),
+        "value",
+        'must be a regular expression. You sent "(unclosed".',
+        id="regex",
+    ),
+    pytest.param(
+        _constraint("REGEX", value="^a", inverted=True),
+        "inverted",
+        "must be false: the operator REGEX cannot be inverted. You sent true.",
+        id="regex-inverted",
+    ),
+]
+
+
+@pytest.mark.parametrize(("constraint", "key", "message"), REFUSED_CONSTRAINTS)
+def test_add_strategy__constraint_unleash_refuses__400_whole_body(
+    admin_client, flag, constraint, key, message
+):
+    response = post(admin_client, STRATEGIES, {"name": "default", "constraints": [constraint]})
+
+    detail = _one_detail(f"/body/constraints/0/{key}", message)
+    error = assert_error(response, 400, "ValidationError")
+    assert error == {
+        "id": error["id"],
+        "name": "ValidationError",
+        "message": detail["message"],
+        "details": [detail],
+    }
+    assert not FeatureStrategy.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "constraint",
+    [
+        _constraint("NUM_GTE", value="-1.5e3"),
+        _constraint("NUM_LT", value="42"),
+        _constraint("DATE_AFTER", value="2026-11-27T10:00:00Z"),
+        _constraint("DATE_BEFORE", value="2026-11-27"),
+        _constraint("SEMVER_EQ", value="2.0.0-beta.1+build.7"),
+        _constraint("IN", values=["a", "b"]),
+        _constraint("STR_STARTS_WITH", values=["a"], caseInsensitive=True, inverted=True),
+        _constraint("REGEX", value="^team-[a-z]+$"),
+    ],
+    ids=lambda constraint: constraint["operator"],
+)
+def test_add_strategy__constraint_unleash_accepts__200(admin_client, flag, constraint):
+    response = post(admin_client, STRATEGIES, {"name": "default", "constraints": [constraint]})
+
+    assert response.status_code == 200, response.content
+    assert response.json()["constraints"][0]["operator"] == constraint["operator"]
+
+
 @pytest.mark.parametrize(("fields", "detail"), OUT_OF_COLUMN)
 def test_add_strategy__beyond_the_columns__400_whole_body(admin_client, flag, fields, detail):
     response = post(admin_client, STRATEGIES, {"name": "default", **fields})

@@ -93,6 +93,25 @@ def test_validators__valid_shapes_pass(validator, value):
             "constraints/0/inverted must be boolean",
             id="constraint-inverted",
         ),
+        # What Unleash refuses in a well-shaped constraint: the Django admin's writes too.
+        pytest.param(
+            validate_constraints,
+            [{"contextName": "a", "operator": "IN"}],
+            "constraints/0/values must NOT have fewer than 1 items",
+            id="constraint-in-without-values",
+        ),
+        pytest.param(
+            validate_constraints,
+            [{"contextName": "a", "operator": "NUM_GT", "value": "ten"}],
+            "constraints/0/value must be a number",
+            id="constraint-num-not-a-number",
+        ),
+        pytest.param(
+            validate_constraints,
+            [{"contextName": "a", "operator": "SEMVER_GT", "value": "1.2"}],
+            "constraints/0/value must be a semantic version",
+            id="constraint-semver",
+        ),
         pytest.param(
             validate_strategy_variants,
             [{**VARIANT, "weight": 1001}],
