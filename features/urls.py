@@ -1,5 +1,6 @@
 from django.urls import path
 
+from features.environment_views import EnvironmentsView, EnvironmentView
 from features.project_views import ProjectViewSet
 from features.views import (
     FeatureEnvironmentViewSet,
@@ -13,6 +14,8 @@ FLAG_ENVIRONMENT = (
 )
 
 urlpatterns = [
+    path("environments", EnvironmentsView.as_view(), name="environments"),
+    path("environments/<str:name>", EnvironmentView.as_view(), name="environment"),
     path(
         "projects",
         ProjectViewSet.as_view({"get": "list", "post": "create"}),

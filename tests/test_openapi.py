@@ -120,6 +120,8 @@ def test_swagger_ui(anon_client, db):
 # ../shared/reference/unleash-observed.md records them: groups under Users, SAML under Auth).
 UNLEASH_TAGS = {
     "/api/admin/api-tokens": "API tokens",
+    "/api/admin/environments": "Environments",
+    "/api/admin/environments/{name}": "Environments",
     "/api/admin/auth/saml/settings": "Auth",
     "/api/admin/groups": "Users",
     "/api/admin/groups/{groupId}": "Users",
