@@ -30,6 +30,7 @@ from features.admin_inlines import (
 from features.models import (
     ClientInstance,
     Feature,
+    FeatureDependency,
     FeatureEnvironment,
     FeatureLifecycleStage,
     FeatureStrategy,
@@ -49,6 +50,7 @@ from features.services import (
 from features.strategy_services import set_feature_environment_enabled
 from flagadmin.admin_audit import AuditedModelAdmin, json_safe
 from flagadmin.admin_filters import ArchivedFilter
+from flagadmin.api.errors import InvalidOperationError
 from flagadmin.models import AuditEvent
 from projects.models import Environment, Project
 
@@ -240,8 +242,9 @@ class FeatureAdmin(AuditedModelAdmin):
         return self.inlines
 
     def has_delete_permission(self, request: HttpRequest, obj: Feature | None = None) -> bool:
-        # Unleash deletes only archived flags; archive is the normal action.
-        if obj is not None and obj.archived_at is None:
+        # Unleash deletes only archived flags; archive is the normal action. Nor a flag that
+        # others depend on (`features.services.refuse_orphaning`).
+        if obj is not None and (obj.archived_at is None or obj.dependents.exists()):
             return False
         return super().has_delete_permission(request, obj)
 
@@ -325,9 +328,19 @@ class FeatureAdmin(AuditedModelAdmin):
 
     @admin.action(description="Archive selected flags")
     def archive_selected(self, request: HttpRequest, queryset: QuerySet[Feature]) -> None:
+        flags = list(queryset.filter(archived_at__isnull=True))
+        children = set(
+            FeatureDependency.objects.filter(child__in=flags).values_list("child_id", flat=True)
+        )
         count = 0
-        for feature in queryset.filter(archived_at__isnull=True):
-            archive_feature(feature=feature, actor=request.user)
+        # Children first: archiving one drops its dependencies, so a parent selected with all
+        # its children can go too.
+        for feature in sorted(flags, key=lambda flag: flag.name not in children):
+            try:
+                archive_feature(feature=feature, actor=request.user)
+            except InvalidOperationError as refused:
+                self.message_user(request, f"{feature.name}: {refused.message}", messages.ERROR)
+                continue
             count += 1
         self.message_user(request, f"Archived {count} flag(s).", messages.SUCCESS)
 

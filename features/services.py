@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from contextlib import nullcontext
 from datetime import UTC
 
@@ -225,10 +225,24 @@ def _as_read(
     return feature
 
 
-def archive_feature(*, feature: Feature, actor: object) -> None:
+def refuse_orphaning(names: Collection[str], *, leaving: Collection[str] = ()) -> None:
+    """Refuse, with Unleash's 403 `InvalidOperationError`, to archive or delete the flags
+    `names` while a flag that does not leave with them (`leaving`: archived in the same
+    operation) depends on one: it would lose, without a word, the parent it is gated on."""
+    dependents = FeatureDependency.objects.filter(parent_id__in=names)
+    if dependents.exclude(child_id__in=leaving).exists():
+        raise InvalidOperationError(
+            "You can not archive/delete those features since other features depend on them."
+            if len(set(names)) > 1
+            else "You can not archive/delete this feature since other features depend on it."
+        )
+
+
+def archive_feature(*, feature: Feature, actor: object, dependents_checked: bool = False) -> None:
     """Archive the flag: its name stays taken, it leaves the project's active flags, it enters
     lifecycle stage `archived`, and its own dependencies on parents go. Archiving an archived
-    flag changes nothing and records nothing."""
+    flag changes nothing and records nothing. A flag other flags depend on is refused
+    (`refuse_orphaning`), unless the caller checked that they leave with it."""
     now = timezone.now()
     with transaction.atomic():
         # In the order of `_lock_flag_rows`: the flag, its dependencies, then (the UPDATE's
@@ -240,6 +254,8 @@ def archive_feature(*, feature: Feature, actor: object) -> None:
         )
         if not active:
             return
+        if not dependents_checked:
+            refuse_orphaning([feature.name])
         FeatureDependency.objects.filter(child=feature).delete()
         Feature.objects.filter(pk=feature.pk).update(archived_at=now)
         feature.archived_at = now
@@ -397,6 +413,7 @@ def delete_archived_feature(*, feature: Feature, actor: object) -> None:
         # What the delete takes (its entries, its dependencies either way, the activity row
         # the delete trigger advances), in the order of `_lock_flag_rows`.
         _lock_flag_rows(current.project_id, [current])
+        refuse_orphaning([current.name])
         _delete_locked(current, actor)
 
 
@@ -493,8 +510,10 @@ def archive_features(*, project: Project, names: Sequence[str], actor: object) -
     flags archived already are skipped, as Unleash does; a flag of another project is 400."""
 
     def archive() -> None:
-        for feature in _locked_flags_of_project(project, names):
-            archive_feature(feature=feature, actor=actor)
+        found = _locked_flags_of_project(project, names)
+        refuse_orphaning(names, leaving=[feature.name for feature in found])
+        for feature in found:
+            archive_feature(feature=feature, actor=actor, dependents_checked=True)
 
     atomic_retrying_conflicts(archive)
 
@@ -502,20 +521,12 @@ def archive_features(*, project: Project, names: Sequence[str], actor: object) -
 def delete_features(*, project: Project, names: Sequence[str], actor: object) -> None:
     """Delete the named archived flags of `project` for good, one `feature-deleted` event each
     (as `delete_archived_feature`). Unknown names and active flags are skipped, as Unleash
-    does; a flag of another project is 400. A named flag that a flag left out of the list
-    depends on is refused with Unleash's 403 `InvalidOperationError`: its dependents would
-    lose, without a word, the parent they are gated on."""
+    does; a flag of another project is 400; a flag others depend on is refused
+    (`refuse_orphaning`: its dependents are active flags, which stay)."""
 
     def delete() -> None:
         found = _locked_flags_of_project(project, names)
-        listed = set(names)
-        dependents = FeatureDependency.objects.filter(parent_id__in=listed)
-        if dependents.exclude(child_id__in=listed).exists():
-            raise InvalidOperationError(
-                "You can not archive/delete those features since other features depend on them."
-                if len(listed) > 1
-                else "You can not archive/delete this feature since other features depend on it."
-            )
+        refuse_orphaning(names)
         for feature in found:
             if feature.archived_at is not None:
                 _delete_locked(feature, actor)

@@ -7,7 +7,13 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from features.models import Feature, FeatureEnvironment, FeatureLifecycleStage, TagType
+from features.models import (
+    Feature,
+    FeatureDependency,
+    FeatureEnvironment,
+    FeatureLifecycleStage,
+    TagType,
+)
 from flagadmin.models import AuditEvent, Role
 from tests.factories import (
     AuditEventFactory,
@@ -146,6 +152,36 @@ def test_feature_admin__archive_action(staff):
     assert response.status_code == 302
     assert Feature.objects.get(name="old").archived_at is not None
     assert AuditEvent.objects.filter(feature_name="old", type="feature-archived").exists()
+
+
+@pytest.mark.parametrize(
+    ("selected", "archived"),
+    [
+        # The parent is listed first; the child goes first, then the parent may.
+        pytest.param(["parent", "child"], ["child", "parent"], id="parent-with-its-child"),
+        pytest.param(["parent"], [], id="parent-alone-refused"),
+    ],
+)
+def test_feature_admin__archive_action__dependents(staff, selected, archived):
+    FeatureFactory(name="parent")
+    FeatureFactory(name="child")
+    FeatureDependency.objects.create(parent_id="parent", child_id="child")
+
+    response = staff.post(
+        CHANGELIST, {"action": "archive_selected", "_selected_action": selected}, follow=True
+    )
+
+    assert response.status_code == 200
+    assert (
+        sorted(Feature.objects.filter(archived_at__isnull=False).values_list("name", flat=True))
+        == archived
+    )
+    shown = [str(message) for message in response.context["messages"]]
+    if not archived:
+        assert (
+            "parent: You can not archive/delete this feature since other features depend on it."
+            in shown
+        )
 
 
 def test_tag_type_admin__manages_tag_types(staff):
