@@ -224,7 +224,8 @@ class ProjectFeatureViewSet(AdminApiMixin, viewsets.ViewSet):
         description=(
             "Archives the flag (202, as Unleash): it leaves the project's flags, its name stays "
             "taken, and a `feature-archived` event is recorded. Archiving an archived flag "
-            "changes nothing. Needs `DELETE_FEATURE` in the project."
+            "changes nothing; a flag other flags depend on is 403 `InvalidOperationError`. "
+            "Needs `DELETE_FEATURE` in the project."
         ),
         parameters=[PROJECT_ID, FEATURE_NAME],
         request=None,
@@ -434,7 +435,8 @@ class ProjectFeatureBatchViewSet(AdminApiMixin, viewsets.ViewSet):
         description=(
             "Archives the named flags of the project, each as `archiveFeature` does (one "
             "`feature-archived` event each). Names of no flag and archived flags are skipped; "
-            "a flag of another project is 400. Needs `DELETE_FEATURE` in the project. 202."
+            "a flag of another project is 400; a flag that a flag left out of the list depends "
+            "on is 403 `InvalidOperationError`. Needs `DELETE_FEATURE` in the project. 202."
         ),
         parameters=[PROJECT_ID],
         request=BatchFeaturesSchemaSerializer,
@@ -481,7 +483,7 @@ class ProjectFeatureBatchViewSet(AdminApiMixin, viewsets.ViewSet):
         description=(
             "Deletes the named archived flags of the project for good, and records "
             "`feature-deleted` for each. Unknown names and active flags are skipped; a flag of "
-            "another project is 400; a flag that a flag left out of the list depends on is 403 "
+            "another project is 400; a flag that another flag depends on is 403 "
             "`InvalidOperationError`. Needs `DELETE_FEATURE` in the project."
         ),
         parameters=[PROJECT_ID],
