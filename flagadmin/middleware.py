@@ -102,7 +102,9 @@ class ApiPathMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         path = request.path_info
-        if "//" in path or (path.endswith("/") and len(path) > 1):
+        if ("//" in path or (path.endswith("/") and len(path) > 1)) and not _encodes_a_slash(
+            request
+        ):
             normal = REPEATED_SLASHES.sub("/", path)
             if len(normal) > 1:
                 normal = normal.rstrip("/") or "/"
@@ -111,3 +113,12 @@ class ApiPathMiddleware:
                 # message quotes.
                 request.path_info = normal
         return self.get_response(request)
+
+
+def _encodes_a_slash(request: HttpRequest) -> bool:
+    """Whether the path as sent holds `%2F`, which the server decoded into a slash of
+    `path_info`: merging or dropping that one would name another resource (flag `a/` is not
+    flag `a`). gunicorn passes the path as sent (RAW_URI); a server that does not (Django's
+    development server, the test client) leaves nothing to tell them apart by."""
+    raw = request.META.get("RAW_URI") or request.META.get("REQUEST_URI") or ""
+    return "%2f" in raw.lower()

@@ -6,6 +6,7 @@ from django.urls import include, path, re_path
 from django.views.generic import RedirectView, TemplateView
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
 
+from client_api.views import UnknownClientPathView
 from flagadmin.api.views import HealthView, ReadyView, UnknownApiPathView
 
 api_admin = [
@@ -19,6 +20,8 @@ api_admin = [
 urlpatterns = [
     path("api/admin/", include(api_admin)),
     path("api/client/", include("client_api.urls")),
+    # The client API's own root: a client token's 404 too.
+    path("api/client", UnknownClientPathView.as_view()),
     # Everything else under /api/: 401 without credentials, then 404 NotFoundError.
     re_path(r"^api(?:/[\s\S]*)?$", UnknownApiPathView.as_view()),  # [\s\S]: newlines too
     path("auth/saml/", include("auth_saml.sso_urls")),

@@ -88,11 +88,48 @@ def test_api_path__client_api_slashes__served(db, method, path, body, status):
     assert response.status_code == status, response.content
 
 
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "/api/admin/projects/default/features/a%2F",
+        "/api/admin/projects/default/features/a%2f",
+        "/api/admin/projects/default%2F/features/a",
+    ],
+)
+def test_api_path__encoded_slash__not_merged_into_another_resource(admin_client, raw):
+    created = admin_client.post(
+        "/api/admin/projects/default/features",
+        json.dumps({"name": "a"}),
+        content_type="application/json",
+    )
+    assert created.status_code == 201
+    decoded = raw.replace("%2F", "/").replace("%2f", "/")
+
+    # As gunicorn serves it: PATH_INFO decoded, RAW_URI as sent.
+    read = admin_client.get(decoded, RAW_URI=raw)
+    archived = admin_client.delete(decoded, RAW_URI=raw)
+
+    assert_error(read, 404, "NotFoundError")
+    assert_error(archived, 404, "NotFoundError")
+    assert admin_client.get("/api/admin/projects/default/features/a").status_code == 200
+
+
+def test_api_path__trailing_slash_as_sent__served(admin_client):
+    response = admin_client.get(PROJECTS + "/", RAW_URI=PROJECTS + "/")
+
+    assert response.status_code == 200
+
+
 def test_api_path__unknown_client_path__404_for_a_client_token(db):
     response = sdk().post("/api/client/nope", "x", content_type="text/plain")
 
     body = assert_error(response, 404, "NotFoundError")
     assert body["message"] == "The path you were looking for (/api/client/nope) is not available."
+
+
+@pytest.mark.parametrize("path", ["/api/client", "/api/client/"])
+def test_api_path__client_api_root__404_for_a_client_token(db, path):
+    assert_error(sdk().get(path), 404, "NotFoundError")
 
 
 def test_api_path__unknown_client_path__401_without_a_token(anon_client, db):
