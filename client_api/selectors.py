@@ -57,17 +57,38 @@ class ClientFeaturesBody:
     body: bytes
 
 
-# Bodies per (projects, environment, tags, name prefix): SDKs poll with a fixed query, but
-# the queries a worker keeps bodies for are bounded (the oldest goes), whatever is sent.
+# Bodies per (projects, environment, the query's filter): SDKs poll with a fixed query, but
+# what a worker keeps is bounded whatever queries are sent, in number and in bytes (the
+# oldest built goes first); a body over the bytes' bound is served without being kept.
 MAX_KEPT_BODIES = 256
+MAX_KEPT_BYTES = 32 * 1024 * 1024
 _cache: dict[tuple[object, ...], ClientFeaturesBody] = {}
+_kept_bytes = 0
 _lock = threading.Lock()
 
 
 def clear_cache() -> None:
     """Forget every serialized body (each worker rebuilds on its next request)."""
+    global _kept_bytes
     with _lock:
         _cache.clear()
+        _kept_bytes = 0
+
+
+def _keep(key: tuple[object, ...], built: ClientFeaturesBody) -> None:
+    global _kept_bytes
+    with _lock:
+        replaced = _cache.pop(key, None)
+        if replaced is not None:
+            _kept_bytes -= len(replaced.body)
+        if len(built.body) > MAX_KEPT_BYTES:
+            return
+        while _cache and (
+            len(_cache) >= MAX_KEPT_BODIES or _kept_bytes + len(built.body) > MAX_KEPT_BYTES
+        ):
+            _kept_bytes -= len(_cache.pop(next(iter(_cache))).body)
+        _cache[key] = built
+        _kept_bytes += len(built.body)
 
 
 def client_features(
@@ -76,11 +97,12 @@ def client_features(
     environment: str,
     revision: int,
     narrowed: FeatureFilter = EVERY_FLAG,
-):
+) -> ClientFeaturesBody:
     """The serialized body for the token's projects and environment, narrowed by the SDK's
     query, from this worker's cache when it is current."""
     projects = effective_projects(projects, narrowed)
-    key = (projects, environment, narrowed.tags, narrowed.name_prefix)
+    # The filter whole: `?project=*` filters nothing but is echoed.
+    key = (projects, environment, narrowed)
     found = _cache.get(key)
     now = time.monotonic()
     if (
@@ -92,11 +114,7 @@ def client_features(
     built = _build(
         projects=projects, environment=environment, narrowed=narrowed, revision=revision, now=now
     )
-    with _lock:
-        _cache.pop(key, None)
-        while len(_cache) >= MAX_KEPT_BODIES:
-            _cache.pop(next(iter(_cache)))
-        _cache[key] = built
+    _keep(key, built)
     return built
 
 
@@ -119,7 +137,7 @@ def _build(
     query: dict[str, Any] = {}
     if narrowed.tags:
         query["tag"] = [list(tag) for tag in narrowed.tags]
-    if "*" not in projects:
+    if "*" not in projects or narrowed.projects:
         query["project"] = list(projects)
     if narrowed.name_prefix is not None:
         query["namePrefix"] = narrowed.name_prefix

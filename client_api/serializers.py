@@ -83,9 +83,10 @@ def parse_feature_filter(query: QueryDict) -> FeatureFilter:
         # Quote a single namePrefix as the string it is.
         sent["namePrefix"] = prefixes[0] if len(prefixes) == 1 else prefixes
         raise bounded_validation_error(problems, sent, location="query")
+    # As sent, repeats included: Unleash echoes them so.
     return FeatureFilter(
-        tags=tuple(dict.fromkeys(tuple(value.split(":", 1)) for value in sent["tag"])),
-        projects=tuple(dict.fromkeys(sent["project"])),
+        tags=tuple(tuple(value.split(":", 1)) for value in sent["tag"]),
+        projects=tuple(sent["project"]),
         name_prefix=prefixes[0] if prefixes else None,
     )
 

@@ -404,7 +404,7 @@ def catalogue(admin_client) -> None:
         pytest.param(
             "?project=other&project=default&project=other",
             ["Checkout-old", "checkout", "checkout-v2", "search"],
-            {"project": ["other", "default"]},
+            {"project": ["other", "default", "other"]},
             id="projects-repeated",
         ),
         pytest.param(
@@ -424,6 +424,12 @@ def catalogue(admin_client) -> None:
             id="all-three",
         ),
         pytest.param("?tag=simple:nothing", [], {"tag": [["simple", "nothing"]]}, id="tag-no-flag"),
+        pytest.param(
+            "?project=*",
+            ["Checkout-old", "checkout", "checkout-v2", "search"],
+            {"project": ["*"]},
+            id="project-every",
+        ),
         pytest.param(
             "?environment=production&inlineSegmentConstraints=false&other=1",
             ["Checkout-old", "checkout", "checkout-v2", "search"],
@@ -547,16 +553,49 @@ def test_client_features__query_refused__400(flag, query, details):
     }
 
 
-def test_client_features__kept_bodies_bounded(catalogue, monkeypatch):
+def _kept_prefixes() -> list[str | None]:
+    from client_api import selectors
+
+    return [key[2].name_prefix for key in selectors._cache]
+
+
+def test_client_features__kept_bodies_bounded_in_number__oldest_go(catalogue, monkeypatch):
     from client_api import selectors
 
     monkeypatch.setattr(selectors, "MAX_KEPT_BODIES", 2)
-    selectors.clear_cache()
     client = sdk()
     for prefix in ["c", "ch", "che", "chec"]:
         assert client.get(f"{CLIENT_FEATURES}?namePrefix={prefix}").status_code == 200
 
-    assert len(selectors._cache) == 2
+    assert _kept_prefixes() == ["che", "chec"]
+
+
+def test_client_features__kept_bodies_bounded_in_bytes(catalogue, monkeypatch):
+    from client_api import selectors
+
+    client = sdk()
+    size = len(client.get(f"{CLIENT_FEATURES}?namePrefix=checkout").content)
+    selectors.clear_cache()
+    monkeypatch.setattr(selectors, "MAX_KEPT_BYTES", 2 * size + 10)
+    # Prefixes of one length, naming the same flags: bodies of one size.
+    for prefix in ["checkout", "Checkout", "checkouT"]:
+        assert client.get(f"{CLIENT_FEATURES}?namePrefix={prefix}").status_code == 200
+
+    assert _kept_prefixes() == ["Checkout", "checkouT"]
+    assert selectors._kept_bytes == sum(len(body.body) for body in selectors._cache.values())
+
+
+def test_client_features__body_over_the_bound__served_not_kept(catalogue, monkeypatch):
+    from client_api import selectors
+
+    monkeypatch.setattr(selectors, "MAX_KEPT_BYTES", 10)
+
+    response = sdk().get(CLIENT_FEATURES)
+
+    assert response.status_code == 200
+    assert len(response.json()["features"]) == 4
+    assert selectors._cache == {}
+    assert selectors._kept_bytes == 0
 
 
 # --- GET /api/client/features/:featureName -----------------------------------------------------
