@@ -57,9 +57,10 @@ class CreateConstraintSchemaSerializer(StrictSerializer):
     )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        problems = constraint_problems(attrs)
-        if problems:
-            raise serializers.ValidationError({key: [text] for key, text in problems.items()})
+        for key, text in constraint_problems(attrs).items():
+            # `values/1` is the error tree {"values": {1: [...]}}, as DRF's own.
+            field, _, index = key.partition("/")
+            raise serializers.ValidationError({field: {int(index): [text]} if index else [text]})
         return attrs
 
 

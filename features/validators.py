@@ -51,6 +51,14 @@ SEMVER_RE = re.compile(
     r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
     r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?"
 )
+# A date, or a date and a time with an optional offset, as JavaScript's Date reads ISO forms.
+RFC3339_RE = re.compile(
+    r"\d{4}-\d{2}-\d{2}(?:[Tt ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:[Zz]|[+-]\d{2}:\d{2})?)?"
+)
+# Constructs Python's `re` takes and RE2 refuses (an unescaped one: a backslash before it is
+# not itself escaped).
+NOT_RE2_RE = re.compile(r"(?<!\\)(?:\\\\)*(?:\(\?(?:=|!|<=|<!|>|\()|\\[1-9]|\\k<|[*+?}][+])")
+RE2_NAMED_GROUP_RE = re.compile(r"\(\?<(?=[A-Za-z_])")
 WEIGHT_TYPES = ("variable", "fix")
 PAYLOAD_TYPES = ("json", "csv", "string", "number")
 MAX_WEIGHT = 1000
@@ -184,8 +192,13 @@ def constraint_problems(constraint: dict[str, Any]) -> dict[str, str]:
     evaluate what is stored: a constraint Unleash would not store must not reach them."""
     operator = constraint.get("operator")
     value = constraint.get("value")
-    if operator in STRING_OPERATORS and not constraint.get("values"):
-        return {"values": "must NOT have fewer than 1 items"}
+    if operator in STRING_OPERATORS:
+        values = constraint.get("values")
+        if not values:
+            return {"values": "must NOT have fewer than 1 items"}
+        for index, item in enumerate(values):
+            if item == "":
+                return {f"values/{index}": "must NOT have fewer than 1 characters"}
     if operator in SINGLE_VALUE_OPERATORS:
         if not value:
             return {"value": f"must not be empty: the operator {operator} compares against it"}
@@ -196,23 +209,30 @@ def constraint_problems(constraint: dict[str, Any]) -> dict[str, str]:
         if operator in SEMVER_OPERATORS and not SEMVER_RE.fullmatch(value):
             return {"value": "must be a semantic version, e.g. 1.2.3 or 2.0.0-beta.1"}
     if operator == "REGEX":
-        if not isinstance(value, str) or not _is_regex(value):
-            return {"value": "must be a regular expression"}
+        if not isinstance(value, str) or not value or not _is_re2_regex(value):
+            return {"value": "must be a regular expression (RE2 syntax)"}
         if constraint.get("inverted") is True:
             return {"inverted": "must be false: the operator REGEX cannot be inverted"}
     return {}
 
 
 def _is_date(value: str) -> bool:
+    if not RFC3339_RE.fullmatch(value):
+        return False
     try:
         return (parse_datetime(value) or parse_date(value)) is not None
     except ValueError:  # well formed, out of range (a 13th month)
         return False
 
 
-def _is_regex(value: str) -> bool:
+def _is_re2_regex(value: str) -> bool:
+    """Whether RE2 (Unleash's and its SDKs' engine) takes `value`: Python's parser, less what
+    it has and RE2 lacks (lookaround, backreferences, atomic groups, possessive quantifiers,
+    conditionals), with RE2's `(?<name>...)` groups read as Python's `(?P<name>...)`."""
+    if NOT_RE2_RE.search(value):
+        return False
     try:
-        re.compile(value)
+        re.compile(RE2_NAMED_GROUP_RE.sub("(?P<", value))
     except (re.error, RecursionError, OverflowError):
         return False
     return True

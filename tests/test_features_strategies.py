@@ -269,10 +269,46 @@ REFUSED_CONSTRAINTS = [
         id="str-contains-value-only",
     ),
     pytest.param(
+        _constraint("IN", values=["a", ""]),
+        "values/1",
+        'must NOT have fewer than 1 characters. You sent "".',
+        id="in-empty-value",
+    ),
+    pytest.param(
         _constraint("REGEX", value="(unclosed"),
         "value",
-        'must be a regular expression. You sent "(unclosed".',
+        'must be a regular expression (RE2 syntax). You sent "(unclosed".',
         id="regex",
+    ),
+    pytest.param(
+        _constraint("REGEX", value=""),
+        "value",
+        'must be a regular expression (RE2 syntax). You sent "".',
+        id="regex-empty",
+    ),
+    pytest.param(
+        _constraint("REGEX", value="(?=a)b"),
+        "value",
+        'must be a regular expression (RE2 syntax). You sent "(?=a)b".',
+        id="regex-lookahead-not-re2",
+    ),
+    pytest.param(
+        _constraint("REGEX", value="(a)\\1"),
+        "value",
+        'must be a regular expression (RE2 syntax). You sent "(a)\\\\1".',
+        id="regex-backreference-not-re2",
+    ),
+    pytest.param(
+        _constraint("DATE_AFTER", value="2024-W01-1"),
+        "value",
+        'must be a date-time (RFC 3339) or a date. You sent "2024-W01-1".',
+        id="date-iso-week",
+    ),
+    pytest.param(
+        _constraint("DATE_AFTER", value="2024-01-01T10"),
+        "value",
+        'must be a date-time (RFC 3339) or a date. You sent "2024-01-01T10".',
+        id="date-hour-only",
     ),
     pytest.param(
         _constraint("REGEX", value="^a", inverted=True),
@@ -311,6 +347,7 @@ def test_add_strategy__constraint_unleash_refuses__400_whole_body(
         _constraint("IN", values=["a", "b"]),
         _constraint("STR_STARTS_WITH", values=["a"], caseInsensitive=True, inverted=True),
         _constraint("REGEX", value="^team-[a-z]+$"),
+        _constraint("REGEX", value="(?<team>[a-z]+)-\\d+"),
     ],
     ids=lambda constraint: constraint["operator"],
 )
