@@ -32,7 +32,7 @@ from flagadmin.api.errors import (
     LengthRequiredError,
     NotFoundError,
 )
-from flagadmin.api.views import BODY_METHODS
+from flagadmin.api.views import BODY_METHODS, NoRouteMixin
 from flagadmin.schema import error_responses
 
 
@@ -76,20 +76,9 @@ class ClientApiView(APIView):
         return renderer, renderer.media_type
 
 
-class UnknownClientPathView(ClientApiView):
+class UnknownClientPathView(NoRouteMixin, ClientApiView):
     """Anything under /api/client/ that no route matches: a client token's 404 (401 without
     one, 403 for an admin token, as Unleash), whatever the method or body."""
-
-    schema = None  # not part of the document
-
-    def _not_found(self, request: Request, *args, **kwargs) -> Response:
-        raise NotFoundError(f"The path you were looking for ({request.path}) is not available.")
-
-    get = post = put = patch = delete = head = options = _not_found
-
-    def initial(self, request: Request, *args, **kwargs) -> None:
-        # Authentication and the client-token check only: no body checks for no route.
-        APIView.initial(self, request, *args, **kwargs)
 
 
 class ClientFeaturesView(ClientApiView):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 from urllib.parse import quote
 
 from django.conf import settings
@@ -428,6 +429,13 @@ class ProjectFeatureBatchViewSet(AdminApiMixin, viewsets.ViewSet):
     }
     project_url_kwarg = "projectId"
 
+    @staticmethod
+    def _batch(request: Request, projectId: str) -> dict[str, Any]:
+        """The project and the flag names of a batch body (400 first, then 404)."""
+        body = BatchFeaturesSchemaSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        return {"project": get_project_or_404(projectId), "names": body.validated_data["features"]}
+
     @extend_schema(
         operation_id="archiveFeatures",
         tags=["Features"],
@@ -446,10 +454,7 @@ class ProjectFeatureBatchViewSet(AdminApiMixin, viewsets.ViewSet):
         },
     )
     def archive(self, request: Request, projectId: str) -> Response:
-        body = BatchFeaturesSchemaSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        project = get_project_or_404(projectId)
-        archive_features(project=project, names=body.validated_data["features"], actor=request.user)
+        archive_features(**self._batch(request, projectId), actor=request.user)
         return Response(status=status.HTTP_202_ACCEPTED)
 
     @extend_schema(
@@ -470,10 +475,7 @@ class ProjectFeatureBatchViewSet(AdminApiMixin, viewsets.ViewSet):
         },
     )
     def revive(self, request: Request, projectId: str) -> Response:
-        body = BatchFeaturesSchemaSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        project = get_project_or_404(projectId)
-        revive_features(project=project, names=body.validated_data["features"], actor=request.user)
+        revive_features(**self._batch(request, projectId), actor=request.user)
         return Response(status=status.HTTP_200_OK)
 
     @extend_schema(
@@ -494,8 +496,5 @@ class ProjectFeatureBatchViewSet(AdminApiMixin, viewsets.ViewSet):
         },
     )
     def delete_archived(self, request: Request, projectId: str) -> Response:
-        body = BatchFeaturesSchemaSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        project = get_project_or_404(projectId)
-        delete_features(project=project, names=body.validated_data["features"], actor=request.user)
+        delete_features(**self._batch(request, projectId), actor=request.user)
         return Response(status=status.HTTP_200_OK)

@@ -98,8 +98,10 @@ class AdminApiMixin:
                 raise LengthRequiredError()
 
 
-class UnknownApiPathView(AdminApiMixin, APIView):
-    """Anything under /api/ that no route matches: 401 first, then 404 for any method."""
+class NoRouteMixin:
+    """A path that no route matches: the API's own authentication and permission checks, then
+    404 for any method, whatever the body (no content-type check on a path that does not
+    exist). Comes first in the bases, before the API's view class."""
 
     schema = None  # not part of the document
 
@@ -109,9 +111,11 @@ class UnknownApiPathView(AdminApiMixin, APIView):
     get = post = put = patch = delete = head = options = _not_found
 
     def initial(self, request: Request, *args, **kwargs) -> None:
-        # Authentication and the admin-API check only: no content-type check on a path
-        # that does not exist.
         APIView.initial(self, request, *args, **kwargs)
+
+
+class UnknownApiPathView(NoRouteMixin, AdminApiMixin, APIView):
+    """Anything under /api/ that no route matches: 401 first, then 404 for any method."""
 
 
 class ApiTokensView(AdminApiMixin, APIView):
