@@ -121,4 +121,4 @@ def _encodes_a_slash(request: HttpRequest) -> bool:
     flag `a`). gunicorn passes the path as sent (RAW_URI); a server that does not (Django's
     development server, the test client) leaves nothing to tell them apart by."""
     raw = request.META.get("RAW_URI") or request.META.get("REQUEST_URI") or ""
-    return "%2f" in raw.lower()
+    return "%2f" in raw.split("?", 1)[0].lower()  # the path's: a query may hold any

@@ -114,6 +114,12 @@ def test_api_path__encoded_slash__not_merged_into_another_resource(admin_client,
     assert admin_client.get("/api/admin/projects/default/features/a").status_code == 200
 
 
+def test_api_path__encoded_slash_in_the_query__slashes_still_merged(admin_client):
+    response = admin_client.get(PROJECTS + "/", {"x": "a/b"}, RAW_URI=PROJECTS + "/?x=a%2Fb")
+
+    assert response.status_code == 200
+
+
 def test_api_path__trailing_slash_as_sent__served(admin_client):
     response = admin_client.get(PROJECTS + "/", RAW_URI=PROJECTS + "/")
 
