@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from django import forms
 from django.contrib import admin
 from django.db import models
 from django.db.models import QuerySet
@@ -25,6 +26,7 @@ from features.models import (
     Tag,
 )
 from features.services import (
+    dependency_problem,
     remove_feature_dependency,
     set_feature_dependency,
     set_feature_environment_variants,
@@ -85,10 +87,26 @@ class FeatureLifecycleStageInline(admin.TabularInline):
         return False
 
 
+class FeatureDependencyForm(forms.ModelForm):
+    """A parent as Unleash allows one (`features.services.dependency_problem`)."""
+
+    class Meta:
+        model = FeatureDependency
+        fields = ["parent", "enabled", "variants"]
+
+    def clean_parent(self) -> Feature:
+        parent = self.cleaned_data["parent"]
+        problem = dependency_problem(child_id=self.instance.child_id, parent=parent)
+        if problem:
+            raise forms.ValidationError(problem)
+        return parent
+
+
 class FeatureDependencyInline(admin.TabularInline):
     """The flag's parents: it is on only when they are."""
 
     model = FeatureDependency
+    form = FeatureDependencyForm
     fk_name = "child"
     extra = 0
     fields = ["parent", "enabled", "variants"]

@@ -361,11 +361,31 @@ def untag_feature(*, feature: Feature, tag: Tag, actor: object) -> None:
             )
 
 
+def dependency_problem(*, child_id: str | None, parent: Feature) -> str | None:
+    """Why `parent` cannot be a parent of the flag `child_id`, as Unleash refuses it: an
+    archived parent (it could then never be deleted, nor its dependents turned on), or a chain
+    (dependencies are one level deep: a parent that depends on a flag, a child that is one)."""
+    if parent.archived_at is not None:
+        return f"No active feature {parent.name} exists"
+    if parent.pk == child_id:
+        return "A flag cannot depend on itself."
+    if FeatureDependency.objects.filter(child=parent).exists() or (
+        child_id is not None and FeatureDependency.objects.filter(parent_id=child_id).exists()
+    ):
+        return (
+            "Transitive dependency detected. Cannot add a dependency to the feature that other "
+            "features depend on or to a feature that depends on another feature."
+        )
+    return None
+
+
 def set_feature_dependency(
     *, child: Feature, parent: Feature, enabled: bool, variants: list, actor: object
 ) -> None:
     """Make `child` depend on `parent` (or change how): `feature-dependency-added`, as
-    Unleash records both."""
+    Unleash records both. A parent `dependency_problem` refuses is Unleash's 403
+    `InvalidOperationError` (checked under the flags' locks: an archive of the parent
+    committed meanwhile is seen)."""
     with transaction.atomic():
         # Both flags first, by name (as `_lock_flag_rows` orders flags): one deleted meanwhile
         # is missing here, rather than a foreign-key error at commit.
@@ -377,6 +397,9 @@ def set_feature_dependency(
         )
         if len(present) != len({child.pk, parent.pk}):
             raise Feature.DoesNotExist("The flag or its parent was deleted meanwhile.")
+        problem = dependency_problem(child_id=child.pk, parent=Feature.objects.get(pk=parent.pk))
+        if problem:
+            raise InvalidOperationError(problem)
         FeatureDependency.objects.update_or_create(
             child=child, parent=parent, defaults={"enabled": enabled, "variants": variants}
         )

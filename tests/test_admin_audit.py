@@ -373,6 +373,65 @@ def test_admin_inline__flag_dependency_added(staff, operator):
     ]
 
 
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        pytest.param("archived-parent", "No active feature parent exists", id="archived-parent"),
+        pytest.param(
+            "parent-is-a-child",
+            "Transitive dependency detected. Cannot add a dependency to the feature that other "
+            "features depend on or to a feature that depends on another feature.",
+            id="chain-above",
+        ),
+        pytest.param(
+            "child-is-a-parent",
+            "Transitive dependency detected. Cannot add a dependency to the feature that other "
+            "features depend on or to a feature that depends on another feature.",
+            id="chain-below",
+        ),
+    ],
+)
+def test_admin_inline__flag_dependency_unleash_refuses__form_error(staff, setup, message):
+    FeatureFactory(name="parent")
+    FeatureFactory(name="child")
+    FeatureFactory(name="other")
+    if setup == "archived-parent":
+        Feature.objects.filter(name="parent").update(archived_at=timezone.now())
+    elif setup == "parent-is-a-child":
+        FeatureDependency.objects.create(parent_id="other", child_id="parent")
+    else:
+        FeatureDependency.objects.create(parent_id="child", child_id="other")
+    data = change_form_data(
+        _flag_page(staff, "child"),
+        **{
+            "dependencies-TOTAL_FORMS": "1",
+            "dependencies-0-parent": "parent",
+            "dependencies-0-child": "child",
+            "dependencies-0-enabled": "on",
+        },
+    )
+
+    response = staff.post("/admin/features/feature/child/change/", data)
+
+    assert response.status_code == 200
+    assert message in response.content.decode().replace("&quot;", '"')
+    assert not FeatureDependency.objects.filter(child_id="child", parent_id="parent").exists()
+
+
+def test_set_feature_dependency__parent_archived_meanwhile__refused(operator):
+    # The form checked an active parent; the service checks again under the flags' locks.
+    from features.services import set_feature_dependency
+    from flagadmin.api.errors import InvalidOperationError
+
+    parent, child = FeatureFactory(name="parent"), FeatureFactory(name="child")
+    Feature.objects.filter(name="parent").update(archived_at=timezone.now())
+
+    with pytest.raises(InvalidOperationError, match="No active feature parent exists"):
+        set_feature_dependency(child=child, parent=parent, enabled=True, variants=[], actor=None)
+
+    assert not FeatureDependency.objects.exists()
+
+
 def test_admin_inline__membership_from_user_page__records_group_user_added(staff, operator):
     user = UserFactory(username="someone")
     group = GroupFactory(name="ops")
