@@ -292,7 +292,12 @@ class FeatureAdmin(AuditedModelAdmin):
         if change:
             # The page's one transaction writes the metadata, then the inlines (save_formset):
             # the rows they write are locked first, in the order every other writer takes.
-            lock_flag_for_edit(obj)
+            named = {
+                value
+                for key, value in request.POST.items()
+                if key.startswith("dependencies-") and key.endswith("-parent") and value
+            }
+            lock_flag_for_edit(obj, parents=named)
             update_feature_metadata(
                 feature=obj,
                 description=obj.description,
@@ -321,7 +326,8 @@ class FeatureAdmin(AuditedModelAdmin):
             return
         # The services write the rows; Django's own change message reads these lists.
         formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
-        save_rows(form.instance, formset, actor=request.user)
+        for refusal in save_rows(form.instance, formset, actor=request.user) or []:
+            self.message_user(request, refusal, messages.ERROR)
 
     def delete_model(self, request: HttpRequest, obj: Feature) -> None:
         delete_archived_feature(feature=obj, actor=request.user)

@@ -36,6 +36,7 @@ from features.services import (
 from features.strategy_services import set_feature_environment_enabled
 from flagadmin.admin_audit import json_safe
 from flagadmin.admin_fields import LinesField
+from flagadmin.api.errors import InvalidOperationError
 
 
 class FeatureEnvironmentInline(admin.TabularInline):
@@ -163,8 +164,10 @@ def save_tag_rows(feature: Feature, formset: Any, *, actor: object) -> None:
         tag_feature(feature=feature, tag=row.cleaned_data["tag"], actor=actor)
 
 
-def save_dependency_rows(feature: Feature, formset: Any, *, actor: object) -> None:
-    """Parents removed, added, changed, or replaced by another (a removal, then a set)."""
+def save_dependency_rows(feature: Feature, formset: Any, *, actor: object) -> list[str]:
+    """Parents removed, added, changed, or replaced by another (a removal, then a set). Returns
+    what was refused (a parent archived since the form was checked), for the page to say."""
+    refused = []
     for row in formset.forms:
         old_parent = row.initial.get("parent")
         if row in formset.deleted_forms or (
@@ -178,17 +181,22 @@ def save_dependency_rows(feature: Feature, formset: Any, *, actor: object) -> No
                 continue
         if not row.has_changed():
             continue
-        set_feature_dependency(
-            child=feature,
-            parent=row.cleaned_data["parent"],
-            enabled=row.cleaned_data["enabled"],
-            variants=json_safe(row.cleaned_data["variants"]),
-            actor=actor,
-        )
+        try:
+            set_feature_dependency(
+                child=feature,
+                parent=row.cleaned_data["parent"],
+                enabled=row.cleaned_data["enabled"],
+                variants=json_safe(row.cleaned_data["variants"]),
+                actor=actor,
+            )
+        except InvalidOperationError as error:
+            refused.append(f"Parent {row.cleaned_data['parent'].name}: {error.message}")
+    return refused
 
 
 # The inline models whose rows the services write (the others are read-only or saved as usual).
-SAVED_THROUGH_SERVICES: dict[type[models.Model], Callable[..., None]] = {
+# Each returns None, or what it refused (messages for the page).
+SAVED_THROUGH_SERVICES: dict[type[models.Model], Callable[..., list[str] | None]] = {
     FeatureEnvironment: save_environment_rows,
     FeatureTag: save_tag_rows,
     FeatureDependency: save_dependency_rows,

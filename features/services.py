@@ -515,15 +515,23 @@ def _lock_flag_rows(
         list(rows.select_for_update(no_key=True).values_list("pk", flat=True))
 
 
-def lock_flag_for_edit(feature: Feature) -> None:
+def lock_flag_for_edit(feature: Feature, parents: Iterable[str] = ()) -> None:
     """Lock `feature` and every row that changing its parts may write, in the one order of
     `_lock_flag_rows` (its counts and day counts of every type, as its type may change), for a
     caller that changes several parts of one flag in its own transaction: the Django admin's
     flag page saves the metadata, then the environments, tags and dependencies. Without it,
     the metadata's audit event would take the project's activity row before the environment
-    entries, the reverse of every other writer. Nothing to lock for a flag deleted
-    meanwhile (the save then finds it missing)."""
-    locked = Feature.objects.select_for_update(no_key=True).filter(pk=feature.pk).first()
+    entries, the reverse of every other writer. `parents`: the flags the page makes it depend
+    on, locked with it, by name, before any other row (`set_feature_dependency` locks them
+    later; an archive of one of them, holding it and waiting for the project's counts, would
+    otherwise deadlock with the page). Nothing to lock for a flag deleted meanwhile (the save
+    then finds it missing)."""
+    flags = (
+        Feature.objects.select_for_update(no_key=True)
+        .filter(pk__in={feature.pk, *parents})
+        .order_by("name")
+    )
+    locked = next((flag for flag in flags if flag.pk == feature.pk), None)
     if locked is not None:
         _lock_flag_rows(locked.project_id, [locked], types=FeatureType.values)
 
