@@ -17,7 +17,7 @@ from features.validators import (
     SORT_ORDER_MAX,
     SORT_ORDER_MIN,
     WEIGHT_TYPES,
-    constraint_problems,
+    constraint_problem,
     validate_strategy_variants,
 )
 from flagadmin.api.fields import (
@@ -57,7 +57,8 @@ class CreateConstraintSchemaSerializer(StrictSerializer):
     )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        for key, text in constraint_problems(attrs).items():
+        if problem := constraint_problem(attrs):
+            key, text = problem
             # `values/1` is the error tree {"values": {1: [...]}}, as DRF's own.
             field, _, index = key.partition("/")
             raise serializers.ValidationError({field: {int(index): [text]} if index else [text]})

@@ -171,7 +171,7 @@ def validate_parameters(value: Any) -> None:
 
 def validate_constraints(value: Any) -> None:
     """Constraints: `contextName`, `operator` required; `values` or `value` per operator, as
-    `constraint_problems` says."""
+    `constraint_problem` says."""
     check = _Checker("constraints")
     for index, item in enumerate(check.is_list(value, "")):
         path = str(index)
@@ -182,39 +182,41 @@ def validate_constraints(value: Any) -> None:
         check.boolean(constraint, "inverted", path)
         check.string_list(constraint, "values", path, required=False)
         check.string(constraint, "value", path, required=False)
-        for key, problem in constraint_problems(constraint).items():
-            check.fail(f"{path}/{key}", problem)
+        if problem := constraint_problem(constraint):
+            key, message = problem
+            check.fail(f"{path}/{key}", message)
 
 
-def constraint_problems(constraint: dict[str, Any]) -> dict[str, str]:
-    """What Unleash refuses in a constraint of the right shape, by key: a list operator needs
-    `values` (one at least), a single-value one a non-empty `value` of its kind (a number, an
-    ISO date, a semantic version), REGEX a regular expression and no `inverted`. SDKs
-    evaluate what is stored: a constraint Unleash would not store must not reach them."""
+def constraint_problem(constraint: dict[str, Any]) -> tuple[str, str] | None:
+    """What Unleash refuses first in a constraint of the right shape, as (its key, the
+    problem), or None: a list operator needs `values` (one at least, none empty), a
+    single-value one a non-empty `value` of its kind (a number, an ISO date, a semantic
+    version), REGEX a regular expression (RE2) and no `inverted`. SDKs evaluate what is
+    stored: a constraint Unleash would not store must not reach them."""
     operator = constraint.get("operator")
     value = constraint.get("value")
     if operator in STRING_OPERATORS:
         values = constraint.get("values")
         if not values:
-            return {"values": "must NOT have fewer than 1 items"}
+            return "values", "must NOT have fewer than 1 items"
         for index, item in enumerate(values):
             if item == "":
-                return {f"values/{index}": "must NOT have fewer than 1 characters"}
+                return f"values/{index}", "must NOT have fewer than 1 characters"
     if operator in SINGLE_VALUE_OPERATORS:
         if not value:
-            return {"value": f"must not be empty: the operator {operator} compares against it"}
+            return "value", f"must not be empty: the operator {operator} compares against it"
         if operator in NUMBER_OPERATORS and not JS_NUMBER_RE.fullmatch(value):
-            return {"value": "must be a number"}
+            return "value", "must be a number"
         if operator in DATE_OPERATORS and not _is_date(value):
-            return {"value": "must be an ISO date or date-time"}
+            return "value", "must be an ISO date or date-time"
         if operator in SEMVER_OPERATORS and not SEMVER_RE.fullmatch(value):
-            return {"value": "must be a semantic version, e.g. 1.2.3 or 2.0.0-beta.1"}
+            return "value", "must be a semantic version, e.g. 1.2.3 or 2.0.0-beta.1"
     if operator == "REGEX":
-        if not isinstance(value, str) or not value or not _is_re2_regex(value):
-            return {"value": "must be a regular expression (RE2 syntax)"}
+        if not value or not _is_re2_regex(value):
+            return "value", "must be a regular expression (RE2 syntax)"
         if constraint.get("inverted") is True:
-            return {"inverted": "must be false: the operator REGEX cannot be inverted"}
-    return {}
+            return "inverted", "must be false: the operator REGEX cannot be inverted"
+    return None
 
 
 def _is_date(value: str) -> bool:
