@@ -105,9 +105,7 @@ class ApiPathMiddleware:
         if ("//" in path or (path.endswith("/") and len(path) > 1)) and not _encodes_a_slash(
             request
         ):
-            normal = REPEATED_SLASHES.sub("/", path)
-            if len(normal) > 1:
-                normal = normal.rstrip("/") or "/"
+            normal = REPEATED_SLASHES.sub("/", path).rstrip("/")
             if _is_api_path(normal):
                 # Routing reads path_info; `request.path` keeps what was sent, which the 404's
                 # message quotes.
