@@ -16,6 +16,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.http import urlencode
 
+from features.limit_forms import StrategySegmentsFormSet
 from features.models import (
     Feature,
     FeatureDependency,
@@ -120,6 +121,7 @@ class FeatureDependencyInline(admin.TabularInline):
 
 class FeatureStrategySegmentInline(admin.TabularInline):
     model = FeatureStrategySegment
+    formset = StrategySegmentsFormSet  # Unleash's limit (`features.limits`)
     extra = 0
     fields = ["segment"]
 

@@ -58,6 +58,20 @@ class ValidationError(ApiError):
         return cls(message, details=[{"path": path, "message": message}])
 
 
+class ExceedsLimitError(ApiError):
+    """More of a resource than its configured limit (`features.limits`), as Unleash words it."""
+
+    status_code = status.HTTP_400_BAD_REQUEST
+    error_name = "ExceedsLimitError"
+
+    def __init__(self, resource: str, limit: int) -> None:
+        message = (
+            f"Failed to create {resource}. You can't create more than the established limit "
+            f"of {limit}."
+        )
+        super().__init__(message, details=[{"message": message}])
+
+
 class AuthenticationRequired(ApiError):
     status_code = status.HTTP_401_UNAUTHORIZED
     error_name = "AuthenticationRequired"
