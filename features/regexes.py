@@ -9,15 +9,16 @@ character of such classes. So, here:
 - the program is compiled within `PROGRAM_BUDGET` (64 KiB, under a millisecond); RE2 reports
   every syntax error while parsing, before it compiles, so a pattern refused only for its
   program's size parsed, and is taken, as Unleash takes it;
-- a pattern is at most `REGEX_MAX_LENGTH` characters, and a list of constraints (a strategy's,
-  a segment's) holds at most `REGEX_PATTERNS_MAX` distinct ones, both counted before anything
-  is parsed. Unleash caps neither (its body limit aside); these are flagadmin's, far above what
-  a REGEX constraint needs (Unleash's default of 30 constraints a strategy bounds the count on
-  strategies anyway);
+- a pattern is at most `REGEX_MAX_LENGTH` (256) characters, and a list of constraints (a
+  strategy's, a segment's) holds at most `REGEX_PATTERNS_MAX` (30) distinct ones, of at most
+  `REGEX_CHARACTERS_MAX` (2,048) characters in all, counted before anything is parsed: the
+  parse costs up to ~27 us a character. Unleash caps none of these (its body limit aside);
+  they are flagadmin's, far above what REGEX constraints need (Unleash's default of 30
+  constraints a strategy bounds the count on strategies anyway);
 - each distinct pattern is checked once: the verdicts of the last `VERDICTS_KEPT` are kept.
 
-The worst list, `REGEX_PATTERNS_MAX` patterns of `\\pL` at full length, costs about 0.1 s once
-(`bench/regex_cost.py`); a repeated pattern costs nothing more.
+The worst list, 2,048 characters of `\\pL`, costs about 40 ms once
+(`bench/regex_cost.py`); a pattern checked before costs nothing more.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import Any
 
 REGEX_MAX_LENGTH = 256
 REGEX_PATTERNS_MAX = 30
+REGEX_CHARACTERS_MAX = 2048
 PROGRAM_BUDGET = 64 * 1024
 VERDICTS_KEPT = 4096
 # RE2's message for a program over its budget (RE2::ErrorPatternTooLarge).
@@ -84,5 +86,11 @@ def regex_count_problem(constraints: Any) -> str | None:
         return (
             f"must hold at most {REGEX_PATTERNS_MAX} distinct REGEX patterns; "
             f"it holds {len(patterns)}"
+        )
+    characters = sum(len(pattern) for pattern in patterns)
+    if characters > REGEX_CHARACTERS_MAX:
+        return (
+            f"must hold at most {REGEX_CHARACTERS_MAX} characters of distinct REGEX patterns "
+            f"in all; it holds {characters}"
         )
     return None
