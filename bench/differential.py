@@ -1,0 +1,685 @@
+"""Differential test: the same admin calls to the real Unleash 8.2 and to flagadmin, then both
+official SDKs (Python `UnleashClient`, Node `unleash-client`) decide every flag for the same
+contexts against each server, and every decision that differs between the servers is counted.
+
+    .venv/bin/python bench/differential.py [--contexts 500] [--findings FILE] [--keep]
+
+It serves flagadmin itself (gunicorn, a fresh SQLite database in a temporary folder, a free
+port) and uses the Unleash reference at UNLEASH_URL (default http://127.0.0.1:4242, admin token
+UNLEASH_ADMIN_TOKEN or the reference's own), starting it with
+../shared/unleash-reference/start.sh when nothing answers there. Flags are named with a prefix
+of this run (Unleash's database persists) and archived and deleted on Unleash at the end,
+with the run's client tokens.
+
+For each set-up (bench/differential_setups.py) it records:
+- the status of every admin call on both servers (a difference is a finding);
+- the flag as each server serves it on /api/client/features, normalised (strategy ids left
+  out), per environment: where they differ, the first difference is printed;
+- per SDK, how many of its decisions differ: `isEnabled` and `getVariant` (name, enabled,
+  payload) for every context in `development` and `production`. Contexts whose answer is a
+  random draw (no userId or sessionId under `default` stickiness, ...) are not compared.
+
+Prints one line per set-up and `differential: N decisions, M mismatches`; exits 1 when M > 0
+or a status differs, 2 when it could not run (no reference, a server that does not start).
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import contextlib
+import json
+import os
+import re
+import secrets
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository root
+
+from bench import harness
+from bench.differential_setups import Call, Setup, all_setups, contexts, is_sticky
+
+REPO_ROOT = harness.REPO_ROOT
+BENCH = Path(__file__).resolve().parent
+REFERENCE_START = REPO_ROOT.parent / "shared" / "unleash-reference" / "start.sh"
+NODE_MODULES = REPO_ROOT / "tests" / "sdk" / "node" / "node_modules"
+UNLEASH_ADMIN_TOKEN = "*:*.unleash-insecure-admin-api-token"
+ENVIRONMENTS = ("development", "production")
+SERVERS = ("unleash", "flagadmin")
+SDKS = ("python", "node")
+
+
+class CannotRun(Exception):
+    """The comparison cannot run (exit status 2)."""
+
+
+# --- HTTP ----------------------------------------------------------------------------------
+
+
+def http(base: str, method: str, path: str, token: str, body: Any = None) -> tuple[int, Any]:
+    """(status, parsed JSON body or text) of one call; a refused connection is status 0."""
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(f"{base}{path}", data=data, method=method)
+    request.add_header("Authorization", token)
+    if data is not None:
+        request.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            status, raw = response.status, response.read()
+    except urllib.error.HTTPError as error:
+        status, raw = error.code, error.read()
+    except (urllib.error.URLError, ConnectionError, TimeoutError) as error:
+        return 0, str(error)
+    try:
+        return status, json.loads(raw) if raw else None
+    except ValueError:
+        return status, raw.decode(errors="replace")
+
+
+def healthy(base: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{base}/health", timeout=3) as response:
+            return response.status == 200
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return False
+
+
+# --- the two servers -------------------------------------------------------------------------
+
+
+def reference(url: str) -> str:
+    """The Unleash reference's base URL, started with its start.sh when it does not answer."""
+    if healthy(url):
+        return url
+    if not REFERENCE_START.exists():
+        raise CannotRun(f"nothing answers at {url} and there is no {REFERENCE_START} to start it")
+    print(f"starting the Unleash reference: {REFERENCE_START}", flush=True)
+    done = subprocess.run([str(REFERENCE_START)], capture_output=True, text=True, check=False)
+    if done.returncode != 0 or not healthy(url):
+        raise CannotRun(f"{REFERENCE_START} failed:\n{done.stdout}{done.stderr}")
+    return url
+
+
+@contextlib.contextmanager
+def flagadmin(root: Path) -> Iterator[tuple[str, str]]:
+    """flagadmin (the code in `root`) served by gunicorn on a fresh SQLite database in a
+    temporary folder: (base URL, admin token)."""
+    with tempfile.TemporaryDirectory(prefix="differential-") as work:
+        url = f"sqlite:///{work}/flagadmin.sqlite3"
+        env = harness.server_env(url, ENV_FILE="")
+        env["PYTHONPATH"] = str(root)  # ahead of the editable install of this repository
+        manage = [str(harness.PYTHON), "manage.py"]
+        for command in (["migrate", "--noinput", "-v", "0"], ["createapitoken", "--quiet-token"]):
+            done = subprocess.run(
+                manage + command, cwd=root, env=env, capture_output=True, text=True, check=False
+            )
+            if done.returncode != 0:
+                raise CannotRun(f"manage.py {command[0]} failed:\n{done.stderr}")
+        token = done.stdout.strip()
+        port = harness.free_port()
+        log = Path(work) / "server.log"
+        with log.open("w") as output:
+            server = subprocess.Popen(
+                [
+                    str(harness.GUNICORN),
+                    "flagadmin.wsgi",
+                    "--bind",
+                    f"127.0.0.1:{port}",
+                    "--workers",
+                    "2",
+                    "--log-level",
+                    "warning",
+                ],
+                cwd=root,
+                env=env,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        base = f"http://127.0.0.1:{port}"
+        try:
+            for _ in range(120):
+                if healthy(base) or server.poll() is not None:
+                    break
+                time.sleep(0.25)
+            if not healthy(base):
+                raise CannotRun(f"flagadmin did not start:\n{log.read_text()[-3000:]}")
+            yield base, token
+        finally:
+            server.terminate()
+            try:
+                server.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+
+
+@dataclass
+class Server:
+    name: str
+    base: str
+    admin_token: str
+    client_tokens: dict[str, str] = field(default_factory=dict)
+
+    def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        return http(self.base, method, path, self.admin_token, body)
+
+
+# --- admin calls ---------------------------------------------------------------------------
+
+PLACEHOLDER = re.compile(r"\{(flag|prefix|s\d+)(:int)?\}")
+
+
+def substitute(value: Any, names: dict[str, Any]) -> Any:
+    """`value` with `{flag}`, `{prefix}` and kept ids filled in (`{s1:int}` alone: a number).
+    A KeyError names a kept id this server never got."""
+    if isinstance(value, str):
+        whole = PLACEHOLDER.fullmatch(value)
+        if whole and whole.group(2):
+            return int(names[whole.group(1)])
+        return PLACEHOLDER.sub(lambda match: str(names[match.group(1)]), value)
+    if isinstance(value, list):
+        return [substitute(item, names) for item in value]
+    if isinstance(value, dict):
+        return {key: substitute(item, names) for key, item in value.items()}
+    return value
+
+
+@dataclass
+class CallRecord:
+    method: str
+    path: str
+    statuses: dict[str, int | None]  # None: not sent (it needs an id this server never gave)
+    answers: dict[str, Any]
+
+    @property
+    def differs(self) -> bool:
+        return len(set(self.statuses.values())) > 1
+
+
+def run_calls(setup: Setup, flag: str, prefix: str, servers: list[Server]) -> list[CallRecord]:
+    kept: dict[str, dict[str, Any]] = {s.name: {"flag": flag, "prefix": prefix} for s in servers}
+    records = []
+    for call in setup.calls:
+        statuses: dict[str, int | None] = {}
+        answers: dict[str, Any] = {}
+        for server in servers:
+            names = kept[server.name]
+            try:
+                path, body = substitute(call.path, names), substitute(call.body, names)
+            except KeyError:
+                statuses[server.name], answers[server.name] = None, "not sent"
+                continue
+            status, answer = server.call(call.method, path, body)
+            statuses[server.name], answers[server.name] = status, answer
+            if call.keep and status < 300 and isinstance(answer, dict) and "id" in answer:
+                names[call.keep] = answer["id"]
+        records.append(CallRecord(call.method, call.path, statuses, answers))
+    return records
+
+
+# --- probes: endpoints flagadmin may lack ----------------------------------------------------
+
+
+def probe_calls(flag: str) -> dict[str, list[Call]]:
+    """name -> calls whose last one must succeed on flagadmin for set-ups that require it."""
+    feature = f"/api/admin/projects/default/features/{flag}"
+    created = Call("POST", "/api/admin/projects/default/features", {"name": flag})
+    parent = Call("POST", "/api/admin/projects/default/features", {"name": f"{flag}-parent"})
+    return {
+        "environment-variants": [
+            created,
+            Call("PUT", f"{feature}/environments/development/variants", []),
+        ],
+        "dependencies": [
+            created,
+            parent,
+            Call("POST", f"{feature}/dependencies", {"feature": f"{flag}-parent"}),
+        ],
+        "segments": [Call("GET", "/api/admin/segments")],
+        "bulk-toggle": [
+            created,
+            Call(
+                "POST",
+                "/api/admin/projects/default/bulk_features/environments/development/off",
+                {"features": [flag]},
+            ),
+        ],
+        "set-sort-order": [
+            created,
+            Call("POST", f"{feature}/environments/development/strategies/set-sort-order", []),
+        ],
+    }
+
+
+def probe(server: Server, prefix: str) -> dict[str, int]:
+    """The status flagadmin answers each probe's last call with."""
+    found = {}
+    for name, calls in probe_calls(f"{prefix}-probe").items():
+        status = 0
+        for call in calls:
+            status, _ = server.call(call.method, call.path, call.body)
+        found[name] = status
+    return found
+
+
+# --- the client payload ----------------------------------------------------------------------
+
+
+def normalised(flag: dict) -> dict:
+    """A flag of /api/client/features without what legitimately differs (ids)."""
+    flag = {key: value for key, value in flag.items() if value is not None}
+    strategies = []
+    for strategy in flag.get("strategies", []):
+        strategy = {key: value for key, value in strategy.items() if key != "id"}
+        # Unleash leaves out the flags a script did not send (SDKs read them as false), and
+        # serves `values: []` beside a single `value` (which SDKs then read alone).
+        strategy["constraints"] = [
+            {"caseInsensitive": False, "inverted": False, **constraint}
+            for constraint in strategy.get("constraints", [])
+        ]
+        for constraint in strategy["constraints"]:
+            if "value" in constraint and not constraint.get("values"):
+                constraint["values"] = []
+        strategies.append(strategy)
+    flag["strategies"] = strategies
+    return flag
+
+
+def client_flags(server: Server, environment: str, prefix: str) -> dict[str, dict]:
+    status, body = http(
+        server.base, "GET", "/api/client/features", server.client_tokens[environment]
+    )
+    if status != 200:
+        raise CannotRun(f"{server.name}: GET /api/client/features answered {status}: {body}")
+    return {
+        flag["name"]: normalised(flag)
+        for flag in body.get("features", [])
+        if flag["name"].startswith(f"{prefix}-")
+    }
+
+
+def settled_payloads(servers: list[Server], prefix: str) -> dict[str, dict[str, dict]]:
+    """{server: {environment: {flag: normalised}}} once two reads 1 s apart agree (both servers
+    may cache the payload for about a second after a write)."""
+    time.sleep(1.2)
+    previous = None
+    for _ in range(20):
+        current = {
+            s.name: {env: client_flags(s, env, prefix) for env in ENVIRONMENTS} for s in servers
+        }
+        if current == previous:
+            return current
+        previous = current
+        time.sleep(1.0)
+    return current
+
+
+def first_difference(left: Any, right: Any, where: str = "") -> str | None:
+    """Where two normalised flags first differ, as `path: unleash != flagadmin`."""
+    if isinstance(left, dict) and isinstance(right, dict):
+        for key in sorted(set(left) | set(right)):
+            if key not in right:
+                return f"{where}.{key}: {json.dumps(left[key])} != (absent)"
+            if key not in left:
+                return f"{where}.{key}: (absent) != {json.dumps(right[key])}"
+            found = first_difference(left[key], right[key], f"{where}.{key}")
+            if found:
+                return found
+        return None
+    if isinstance(left, list) and isinstance(right, list) and len(left) == len(right):
+        for index, (a, b) in enumerate(zip(left, right, strict=True)):
+            found = first_difference(a, b, f"{where}[{index}]")
+            if found:
+                return found
+        return None
+    if left != right:
+        return f"{where or '.'}: {json.dumps(left)} != {json.dumps(right)}"
+    return None
+
+
+# --- the SDKs --------------------------------------------------------------------------------
+
+
+def sdk_command(sdk: str, job: Path) -> list[str]:
+    if sdk == "python":
+        return [str(harness.PYTHON), str(BENCH / "differential_sdk.py"), str(job)]
+    return ["node", str(BENCH / "differential_sdk.js"), str(job)]
+
+
+def evaluate_all(
+    servers: list[Server], flags: list[str], context_list: list[dict], work: Path
+) -> dict[tuple[str, str], dict]:
+    """{(sdk, server): {environment: {flag: [answer per context]}}}, the four SDK processes
+    running side by side."""
+    processes = {}
+    for server in servers:
+        job = work / f"job-{server.name}.json"
+        job.write_text(
+            json.dumps(
+                {
+                    "url": f"{server.base}/api",
+                    "tokens": server.client_tokens,
+                    "flags": flags,
+                    "contexts": context_list,
+                }
+            )
+        )
+        for sdk in SDKS:
+            env = dict(os.environ, NODE_PATH=str(NODE_MODULES))
+            processes[(sdk, server.name)] = subprocess.Popen(
+                sdk_command(sdk, job),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=env,
+            )
+    results = {}
+    with concurrent.futures.ThreadPoolExecutor(len(processes)) as pool:
+        outputs = {
+            key: pool.submit(process.communicate, None, 300) for key, process in processes.items()
+        }
+        for key, future in outputs.items():
+            stdout, stderr = future.result()
+            if processes[key].returncode != 0:
+                raise CannotRun(f"the {key[0]} SDK against {key[1]} failed:\n{stderr[-3000:]}")
+            results[key] = json.loads(stdout)
+    return results
+
+
+# --- the run ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    setup: Setup
+    flag: str
+    calls: list[CallRecord] = field(default_factory=list)
+    payload: dict[str, str | None] = field(default_factory=dict)  # env -> first difference
+    decisions: dict[str, int] = field(default_factory=dict)  # sdk -> compared
+    mismatches: dict[str, int] = field(default_factory=dict)  # sdk -> differing
+    examples: list[str] = field(default_factory=list)
+
+    @property
+    def status_differs(self) -> bool:
+        return any(record.differs for record in self.calls)
+
+
+def compare(
+    outcome: Outcome, answers: dict[tuple[str, str], dict], context_list: list[dict]
+) -> None:
+    sticky = [is_sticky(context, outcome.setup.sticky_on) for context in context_list]
+    for sdk in SDKS:
+        compared = differing = 0
+        for environment in ENVIRONMENTS:
+            left = answers[(sdk, "unleash")][environment][outcome.flag]
+            right = answers[(sdk, "flagadmin")][environment][outcome.flag]
+            for index, (a, b) in enumerate(zip(left, right, strict=True)):
+                if not sticky[index]:
+                    continue
+                compared += 2
+                wrong = (a[0] != b[0]) + (a[1:] != b[1:])
+                differing += wrong
+                if wrong and len(outcome.examples) < 3:
+                    outcome.examples.append(
+                        f"{sdk} {environment} {json.dumps(context_list[index])}: "
+                        f"unleash {json.dumps(a)} flagadmin {json.dumps(b)}"
+                    )
+        outcome.decisions[sdk] = compared
+        outcome.mismatches[sdk] = differing
+
+
+def run(arguments: argparse.Namespace) -> int:
+    started = time.monotonic()
+    unleash_base = reference(arguments.unleash_url)
+    prefix = f"diff{datetime.now(UTC):%m%d%H%M%S}{secrets.token_hex(2)}"
+    unleash = Server("unleash", unleash_base, arguments.unleash_token)
+    with (
+        flagadmin(Path(arguments.flagadmin_root)) as (base, token),
+        tempfile.TemporaryDirectory() as work,
+    ):
+        servers = [unleash, Server("flagadmin", base, token)]
+        token_calls = []
+        try:
+            for environment in ENVIRONMENTS:
+                body = {
+                    "tokenName": f"{prefix}-{environment}",
+                    "type": "client",
+                    "environment": environment,
+                    "projects": ["default"],
+                }
+                statuses = {}
+                for server in servers:
+                    status, answer = server.call("POST", "/api/admin/api-tokens", body)
+                    statuses[server.name] = status
+                    if status >= 300:
+                        raise CannotRun(f"{server.name}: a client token: {status} {answer}")
+                    server.client_tokens[environment] = answer["secret"]
+                token_calls.append(CallRecord("POST", "/api/admin/api-tokens", statuses, {}))
+            probes = probe(servers[1], prefix)
+            available = {name for name, status in probes.items() if status < 300}
+            outcomes, uncovered = [], []
+            for setup in all_setups():
+                if setup.requires and setup.requires not in available:
+                    uncovered.append(setup)
+                    continue
+                flag = f"{prefix}-{setup.slug}"
+                outcomes.append(Outcome(setup, flag, run_calls(setup, flag, prefix, servers)))
+            written = time.monotonic()
+            payloads = settled_payloads(servers, prefix)
+            settled = time.monotonic()
+            for outcome in outcomes:
+                for environment in ENVIRONMENTS:
+                    outcome.payload[environment] = first_difference(
+                        payloads["unleash"][environment].get(outcome.flag),
+                        payloads["flagadmin"][environment].get(outcome.flag),
+                    )
+            context_list = contexts(arguments.contexts)
+            flags = [outcome.flag for outcome in outcomes]
+            answers = evaluate_all(servers, flags, context_list, Path(work))
+            evaluated = time.monotonic()
+            for outcome in outcomes:
+                compare(outcome, answers, context_list)
+        finally:
+            if not arguments.keep:
+                try:
+                    clean_up(unleash, prefix)
+                except Exception as error:  # never hide the run's own error
+                    print(f"could not clean up {prefix}-* on Unleash: {error!r}", file=sys.stderr)
+    report = Report(outcomes, uncovered, probes, token_calls, payloads)
+    report.print(
+        timings=(
+            written - started,
+            settled - written,
+            evaluated - settled,
+            time.monotonic() - started,
+        ),
+        contexts=len(context_list),
+    )
+    if arguments.findings:
+        Path(arguments.findings).write_text(report.markdown(prefix, len(context_list)))
+    return 1 if report.failed else 0
+
+
+def run_flags(body: Any, prefix: str) -> list[str]:
+    """The names of this run's flags in a list answer (anything else: none)."""
+    features = body.get("features", []) if isinstance(body, dict) else []
+    return [flag["name"] for flag in features if flag["name"].startswith(f"{prefix}-")]
+
+
+def clean_up(unleash: Server, prefix: str) -> None:
+    """Archive and delete the run's flags on Unleash, and revoke its client tokens."""
+    _, listed = unleash.call("GET", "/api/admin/projects/default/features")
+    if active := run_flags(listed, prefix):
+        unleash.call("POST", "/api/admin/projects/default/archive", {"features": active})
+    _, archived = unleash.call(
+        "GET", f"/api/admin/search/features?query={prefix}&archived=IS:true&limit=1000"
+    )
+    if names := run_flags(archived, prefix):
+        unleash.call("POST", "/api/admin/projects/default/delete", {"features": names})
+    _, segments = unleash.call("GET", "/api/admin/segments")
+    for segment in segments.get("segments", []) if isinstance(segments, dict) else []:
+        if str(segment.get("name", "")).startswith(f"{prefix}-"):
+            unleash.call("DELETE", f"/api/admin/segments/{segment['id']}")
+    for token in unleash.client_tokens.values():
+        unleash.call("DELETE", f"/api/admin/api-tokens/{urllib.request.quote(token, safe='')}")
+
+
+# --- the report ------------------------------------------------------------------------------
+
+
+@dataclass
+class Report:
+    outcomes: list[Outcome]
+    uncovered: list[Setup]
+    probes: dict[str, int]
+    token_calls: list[CallRecord]
+    payloads: dict[str, dict[str, dict]]
+
+    @property
+    def decisions(self) -> int:
+        return sum(sum(o.decisions.values()) for o in self.outcomes)
+
+    @property
+    def mismatches(self) -> int:
+        return sum(sum(o.mismatches.values()) for o in self.outcomes)
+
+    @property
+    def status_differences(self) -> list[tuple[str, CallRecord]]:
+        found = [("client tokens", record) for record in self.token_calls if record.differs]
+        for outcome in self.outcomes:
+            found += [(outcome.setup.slug, r) for r in outcome.calls if r.differs]
+        return found
+
+    @property
+    def failed(self) -> bool:
+        return self.mismatches > 0 or bool(self.status_differences)
+
+    def print(self, timings: tuple[float, float, float, float], contexts: int) -> None:
+        width = max(len(o.setup.slug) for o in self.outcomes)
+        print(f"{'set-up':<{width}}  {'python':>11}  {'node':>11}  status  payload")
+        for o in self.outcomes:
+            sdk = "  ".join(f"{o.mismatches[s]:>5}/{o.decisions[s]:<5}" for s in SDKS)
+            status = "DIFF" if o.status_differs else "same"
+            payload = "same" if not any(o.payload.values()) else "DIFF"
+            print(f"{o.setup.slug:<{width}}  {sdk}  {status:<6}  {payload}")
+        for o in self.outcomes:
+            if not (o.status_differs or any(o.payload.values()) or any(o.mismatches.values())):
+                continue
+            print(f"\n* {o.setup.slug} ({o.flag})")
+            for record in o.calls:
+                if record.differs:
+                    print(f"  status: {record.method} {record.path}: {record.statuses}")
+                    for server, answer in record.answers.items():
+                        print(f"    {server}: {json.dumps(answer)[:300]}")
+            for environment, difference in o.payload.items():
+                if difference:
+                    print(f"  payload {environment}: {difference[:400]}")
+            for example in o.examples:
+                print(f"  e.g. {example[:600]}")
+        for label, record in self.status_differences:
+            if label == "client tokens":
+                print(f"\nstatus differs for a client token: {record.statuses}")
+        if self.uncovered:
+            print("\nnot covered (flagadmin answers the endpoint's probe with an error):")
+            for name, status in self.probes.items():
+                if status >= 300 or status == 0:
+                    slugs = [s.slug for s in self.uncovered if s.requires == name]
+                    print(f"  {name}: flagadmin {status}; set-ups skipped: {', '.join(slugs)}")
+        setups_off = sum(1 for o in self.outcomes if any(o.mismatches.values()))
+        payload_off = sum(1 for o in self.outcomes if any(o.payload.values()))
+        print(
+            f"\n{len(self.outcomes)} set-ups x {contexts} contexts x {len(ENVIRONMENTS)} "
+            f"environments x 2 SDKs; set-up {timings[0]:.1f} s, payloads {timings[1]:.1f} s, "
+            f"SDKs {timings[2]:.1f} s, total {timings[3]:.1f} s"
+        )
+        print(
+            f"set-ups with mismatches: {setups_off}; payloads differing: {payload_off}; "
+            f"admin calls whose status differs: {len(self.status_differences)}"
+        )
+        print(f"differential: {self.decisions} decisions, {self.mismatches} mismatches")
+
+    def markdown(self, prefix: str, contexts: int) -> str:
+        lines = [
+            "# Differential test: flagadmin against Unleash 8.2",
+            "",
+            f"Run `{prefix}` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, "
+            f"{contexts} contexts, environments {', '.join(ENVIRONMENTS)}, "
+            "SDKs Python UnleashClient and Node unleash-client.",
+            "",
+            f"**{self.decisions} decisions, {self.mismatches} mismatches**; "
+            f"{len(self.status_differences)} admin calls answered with different statuses.",
+            "",
+            "| set-up | python | node | status | payload: first difference, unleash != flagadmin |",
+            "|---|---|---|---|---|",
+        ]
+        for o in self.outcomes:
+            if not (o.status_differs or any(o.payload.values()) or any(o.mismatches.values())):
+                continue
+            differences = "; ".join(
+                f"{env}: `{diff[:200]}`" for env, diff in o.payload.items() if diff
+            )
+            statuses = "; ".join(
+                f"{r.method} {r.path.split('{flag}')[-1] or 'flag'} {r.statuses}"
+                for r in o.calls
+                if r.differs
+            )
+            lines.append(
+                f"| {o.setup.slug} | {o.mismatches['python']}/{o.decisions['python']} "
+                f"| {o.mismatches['node']}/{o.decisions['node']} | {statuses or 'same'} "
+                f"| {differences or 'same'} |"
+            )
+        if self.uncovered:
+            lines += ["", "Not covered (flagadmin has no such endpoint yet):", ""]
+            for name, status in self.probes.items():
+                if status >= 300 or status == 0:
+                    slugs = [s.slug for s in self.uncovered if s.requires == name]
+                    lines.append(f"- {name}: probe answered {status}; skipped {', '.join(slugs)}")
+        same = [
+            o.setup.slug
+            for o in self.outcomes
+            if not (o.status_differs or any(o.payload.values()) or any(o.mismatches.values()))
+        ]
+        lines += ["", f"Identical ({len(same)}): {', '.join(same)}", ""]
+        return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--contexts", type=int, default=500, help="How many contexts (500).")
+    parser.add_argument(
+        "--unleash-url", default=os.environ.get("UNLEASH_URL", "http://127.0.0.1:4242")
+    )
+    parser.add_argument(
+        "--unleash-token", default=os.environ.get("UNLEASH_ADMIN_TOKEN", UNLEASH_ADMIN_TOKEN)
+    )
+    parser.add_argument(
+        "--flagadmin-root",
+        default=str(REPO_ROOT),
+        help="Serve flagadmin from this copy of the repository (default: this one), e.g. "
+        "a `git archive` of another commit; it runs with this repository's .venv.",
+    )
+    parser.add_argument("--findings", help="Also write the findings as Markdown to this file.")
+    parser.add_argument(
+        "--keep", action="store_true", help="Leave the run's flags on Unleash (to look at them)."
+    )
+    arguments = parser.parse_args()
+    try:
+        return run(arguments)
+    except CannotRun as error:
+        print(f"differential: cannot run: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
