@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin
 from django.contrib.admin.views.main import ChangeList
 from django.http import HttpRequest
@@ -13,11 +14,13 @@ from django.http import HttpRequest
 from features.project_figures import project_figures
 from flagadmin.admin_audit import AuditedModelAdmin, json_safe
 from flagadmin.admin_filters import ArchivedFilter
+from flagadmin.api.errors import InvalidOperationError
 from flagadmin.db import held_ids
 from flagadmin.models import User
 from groups.models import Group
 from projects.admin import ProjectEnvironmentInline, ProjectRoleAssignmentInline
 from projects.models import Project, ProjectRoleAssignment
+from projects.services import refuse_archive_with_active_flags
 
 
 class ProjectChangeList(ChangeList):
@@ -29,6 +32,25 @@ class ProjectChangeList(ChangeList):
         figures = project_figures([project.pk for project in self.result_list])
         for project in self.result_list:
             project.figures = figures[project.pk]
+
+
+class ProjectArchiveForm(forms.ModelForm):
+    """Archiving here follows the API's rule (`projects.services.archive_project`): refused
+    while the project has active flags. The admin validates the form inside the transaction
+    that saves it, so the flag counts locked by the check are held until the commit."""
+
+    class Meta:
+        model = Project
+        fields = ["id", "name", "description", "mode", "default_stickiness", "archived_at"]
+
+    def clean_archived_at(self) -> Any:
+        archived_at = self.cleaned_data["archived_at"]
+        if archived_at is not None and self.instance.pk and self.instance.archived_at is None:
+            try:
+                refuse_archive_with_active_flags(self.instance)
+            except InvalidOperationError as refused:
+                raise forms.ValidationError(refused.message) from None
+        return archived_at
 
 
 @admin.register(Project)
@@ -58,6 +80,7 @@ class ProjectAdmin(AuditedModelAdmin):
     ]
     readonly_fields = ["created_at", "updated_at"]
     inlines = [ProjectRoleAssignmentInline, ProjectEnvironmentInline]
+    form = ProjectArchiveForm
     changes_members = True  # its roles (see `AuditedAdminMixin.changes_members`)
 
     def audit_data(self, obj: Project) -> dict[str, Any]:

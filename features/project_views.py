@@ -136,11 +136,13 @@ class ProjectViewSet(AdminApiMixin, viewsets.ViewSet):
         description=(
             "Archives the project: it is then listed only with `archived=true`, with "
             "`archivedAt` set, and takes no new flags (404 on create). Records "
-            "`project-archived`; archiving an archived project changes nothing. Needs `ADMIN`."
+            "`project-archived`; archiving an archived project changes nothing. Refused "
+            "(403 `InvalidOperationError`, as Unleash) while the project has active flags: "
+            "archive or delete them first. Needs `ADMIN`."
         ),
         parameters=[PROJECT_ID],
         request=None,
-        responses={200: ProjectDetailSchemaSerializer, **error_responses(404, 415)},
+        responses={200: ProjectDetailSchemaSerializer, **error_responses(403, 404, 415)},
     )
     def archive(self, request: Request, projectId: str) -> Response:
         archive_project(project=get_project_or_404(projectId), actor=request.user)

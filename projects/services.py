@@ -7,7 +7,7 @@ import uuid
 from django.db import connection, transaction
 from django.utils import timezone
 
-from flagadmin.api.errors import NameExistsError
+from flagadmin.api.errors import InvalidOperationError, NameExistsError
 from flagadmin.audit import event_time, record_event
 from flagadmin.db import held_ids, members_lock, unique_or_conflict
 from flagadmin.models import Role, User
@@ -85,10 +85,49 @@ def create_project(
     return project
 
 
+ACTIVE_FLAGS_REFUSAL = "You can not archive a project with active feature flags"
+
+
 def archive_project(*, project: Project, actor: object) -> Project:
     """Archive the project: it leaves the active list and takes no new flags. Archiving an
-    archived project changes nothing and records nothing."""
-    return _set_archived(project=project, archived=True, actor=actor)
+    archived project changes nothing and records nothing. Refused while the project has
+    active flags (`refuse_archive_with_active_flags`)."""
+    with transaction.atomic():
+        refuse_archive_with_active_flags(project)
+        return _set_archived(project=project, archived=True, actor=actor)
+
+
+def refuse_archive_with_active_flags(project: Project) -> None:
+    """Raise Unleash's 403 `InvalidOperationError` when `project` has a flag that is not
+    archived; call inside the transaction that archives it (the API's, the Django admin's).
+
+    On PostgreSQL the project's flag counts are locked first, until that transaction ends:
+    every write that makes a flag active (creation, revival) changes one of them, through the
+    triggers of `features.ProjectFlagCount`, in its own transaction. So a creation not yet
+    committed is waited for, then seen; one that comes after waits for the archive. The rows
+    are made first for every type and stale state (at zero, as a count row stays when its
+    flags go), so that a flag of a type the project never had is held too. SQLite's IMMEDIATE
+    transactions already serialise the writers."""
+    if connection.features.has_select_for_update:
+        # Through the reverse relations: the flags' app sits above this one.
+        counts = project.flag_counts
+        flag_type = project.features.model._meta.get_field("type")
+        counts.model.objects.bulk_create(
+            [
+                counts.model(project=project, type=value, stale=stale, total=0)
+                for value, _ in flag_type.choices
+                for stale in (False, True)
+            ],
+            ignore_conflicts=True,
+        )
+        # In the writers' order of these rows (`features.services._lock_flag_rows`).
+        list(
+            counts.order_by("type", "stale")
+            .select_for_update(no_key=True)
+            .values_list("pk", flat=True)
+        )
+    if project.features.filter(archived_at__isnull=True).exists():
+        raise InvalidOperationError(ACTIVE_FLAGS_REFUSAL)
 
 
 def revive_project(*, project: Project, actor: object) -> Project:
