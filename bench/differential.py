@@ -358,7 +358,7 @@ def sdk_command(sdk: str, job: Path) -> list[str]:
 
 
 def evaluate_all(
-    servers: list[Server], flags: list[str], context_list: list[dict], work: Path
+    servers: list[Server], flags: dict[str, list[str]], context_list: list[dict], work: Path
 ) -> dict[tuple[str, str], dict]:
     """{(sdk, server): {environment: {flag: [answer per context]}}}, the four SDK processes
     running side by side."""
@@ -421,7 +421,7 @@ def compare(
     sticky = [is_sticky(context, outcome.setup.sticky_on) for context in context_list]
     for sdk in SDKS:
         compared = differing = 0
-        for environment in ENVIRONMENTS:
+        for environment in outcome.setup.environments:
             left = answers[(sdk, "unleash")][environment][outcome.flag]
             right = answers[(sdk, "flagadmin")][environment][outcome.flag]
             for index, (a, b) in enumerate(zip(left, right, strict=True)):
@@ -485,7 +485,10 @@ def run(arguments: argparse.Namespace) -> int:
                         payloads["flagadmin"][environment].get(outcome.flag),
                     )
             context_list = contexts(arguments.contexts)
-            flags = [outcome.flag for outcome in outcomes]
+            flags = {
+                environment: [o.flag for o in outcomes if environment in o.setup.environments]
+                for environment in ENVIRONMENTS
+            }
             answers = evaluate_all(servers, flags, context_list, Path(work))
             evaluated = time.monotonic()
             for outcome in outcomes:
@@ -598,10 +601,11 @@ class Report:
                     print(f"  {name}: flagadmin {status}; set-ups skipped: {', '.join(slugs)}")
         setups_off = sum(1 for o in self.outcomes if any(o.mismatches.values()))
         payload_off = sum(1 for o in self.outcomes if any(o.payload.values()))
+        both = sum(1 for o in self.outcomes if len(o.setup.environments) > 1)
         print(
-            f"\n{len(self.outcomes)} set-ups x {contexts} contexts x {len(ENVIRONMENTS)} "
-            f"environments x 2 SDKs; set-up {timings[0]:.1f} s, payloads {timings[1]:.1f} s, "
-            f"SDKs {timings[2]:.1f} s, total {timings[3]:.1f} s"
+            f"\n{len(self.outcomes)} set-ups x {contexts} contexts x 2 SDKs (in development; "
+            f"production too for {both}); set-up {timings[0]:.1f} s, payloads "
+            f"{timings[1]:.1f} s, SDKs {timings[2]:.1f} s, total {timings[3]:.1f} s"
         )
         print(
             f"set-ups with mismatches: {setups_off}; payloads differing: {payload_off}; "
@@ -614,7 +618,8 @@ class Report:
             "# Differential test: flagadmin against Unleash 8.2",
             "",
             f"Run `{prefix}` on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, "
-            f"{contexts} contexts, environments {', '.join(ENVIRONMENTS)}, "
+            f"{contexts} contexts, SDK decisions in development (and production where a "
+            "set-up writes there), payloads compared in both, "
             "SDKs Python UnleashClient and Node unleash-client.",
             "",
             f"**{self.decisions} decisions, {self.mismatches} mismatches**; "

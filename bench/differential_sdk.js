@@ -18,7 +18,7 @@ async function main() {
       skipInstanceCountWarning: true,
     });
     const flags = {};
-    for (const flag of job.flags) {
+    for (const flag of job.flags[environment]) {
       flags[flag] = job.contexts.map((context) => {
         const enabled = unleash.isEnabled(flag, { ...context });
         const chosen = unleash.getVariant(flag, { ...context });

@@ -2,7 +2,8 @@
 job for every context, with the official `UnleashClient` fetching from one server.
 
 Usage: python bench/differential_sdk.py JOB.json  (prints the answers as JSON)
-JOB: {"url": ".../api", "tokens": {"development": "...", ...}, "flags": [...], "contexts": [...]}
+JOB: {"url": ".../api", "tokens": {environment: token}, "flags": {environment: [flag, ...]},
+"contexts": [...]}
 Answers: {environment: {flag: [[enabled, variant, variant enabled, payload], ...]}}, one entry
 per context, in order. bench/differential_sdk.js does the same with the Node SDK.
 """
@@ -50,7 +51,7 @@ def main(job_path: str) -> None:
             )
             client.initialize_client()  # fetches the flags before it returns
             try:
-                result[environment] = answers(client, job["flags"], job["contexts"])
+                result[environment] = answers(client, job["flags"][environment], job["contexts"])
             finally:
                 client.destroy()
     json.dump(result, sys.stdout)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 import socket
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -37,7 +37,9 @@ class Setup:
     sticky_on: tuple[str, ...] = ()
     # An endpoint flagadmin may lack (a key of bench.differential.PROBES).
     requires: str | None = None
-    environments: tuple[str, ...] = field(default=("development", "production"))
+    # Where the SDKs decide (the payload is compared in both): production too only for the
+    # set-ups that write there, and a few that check it stays off.
+    environments: tuple[str, ...] = ("development",)
 
 
 # --- calls -------------------------------------------------------------------------------------
@@ -102,6 +104,8 @@ def variant(name: str, weight_type: str = "variable", weight: int = 0, **extra: 
 
 
 def setup(slug: str, *calls: Call, flag_extra: dict | None = None, **options: Any) -> Setup:
+    if any("/environments/production/" in call.path for call in calls):
+        options.setdefault("environments", ("development", "production"))
     return Setup(slug, (create(**(flag_extra or {})), *calls), **options)
 
 
@@ -114,9 +118,9 @@ ANY_ID = ("userId", "sessionId")
 
 def strategy_setups() -> list[Setup]:
     found = [
-        setup("default-on", add(DEFAULT), on()),
+        setup("default-on", add(DEFAULT), on(), environments=("development", "production")),
         setup("default-not-turned-on", add(DEFAULT)),
-        setup("no-strategy-on", on()),
+        setup("no-strategy-on", on(), environments=("development", "production")),
         setup("on-then-off", add(DEFAULT), on(), off()),
         setup("production-only", add(DEFAULT, "production"), on("production")),
         setup(
