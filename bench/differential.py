@@ -37,6 +37,7 @@ import sys
 import tempfile
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -104,7 +105,11 @@ def reference(url: str) -> str:
     if not REFERENCE_START.exists():
         raise CannotRun(f"nothing answers at {url} and there is no {REFERENCE_START} to start it")
     print(f"starting the Unleash reference: {REFERENCE_START}", flush=True)
-    done = subprocess.run([str(REFERENCE_START)], capture_output=True, text=True, check=False)
+    where = urllib.parse.urlsplit(url)
+    env = dict(os.environ, HTTP_HOST=where.hostname or "127.0.0.1", HTTP_PORT=str(where.port or 80))
+    done = subprocess.run(
+        [str(REFERENCE_START)], capture_output=True, text=True, check=False, env=env
+    )
     if done.returncode != 0 or not healthy(url):
         raise CannotRun(f"{REFERENCE_START} failed:\n{done.stdout}{done.stderr}")
     return url
@@ -390,7 +395,11 @@ def evaluate_all(
             key: pool.submit(process.communicate, None, 300) for key, process in processes.items()
         }
         for key, future in outputs.items():
-            stdout, stderr = future.result()
+            try:
+                stdout, stderr = future.result()
+            except subprocess.TimeoutExpired:
+                processes[key].kill()
+                raise CannotRun(f"the {key[0]} SDK against {key[1]} took over 300 s") from None
             if processes[key].returncode != 0:
                 raise CannotRun(f"the {key[0]} SDK against {key[1]} failed:\n{stderr[-3000:]}")
             results[key] = json.loads(stdout)
@@ -535,7 +544,7 @@ def clean_up(unleash: Server, prefix: str) -> None:
         if str(segment.get("name", "")).startswith(f"{prefix}-"):
             unleash.call("DELETE", f"/api/admin/segments/{segment['id']}")
     for token in unleash.client_tokens.values():
-        unleash.call("DELETE", f"/api/admin/api-tokens/{urllib.request.quote(token, safe='')}")
+        unleash.call("DELETE", f"/api/admin/api-tokens/{urllib.parse.quote(token, safe='')}")
 
 
 # --- the report ------------------------------------------------------------------------------
