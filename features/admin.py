@@ -27,6 +27,7 @@ from features.admin_inlines import (
     FeatureStrategySegmentInline,
     FeatureTagInline,
 )
+from features.limit_forms import FeatureStrategyLimitsForm, SegmentLimitsForm
 from features.models import (
     ClientInstance,
     Feature,
@@ -47,7 +48,12 @@ from features.services import (
     lock_flag_for_edit,
     update_feature_metadata,
 )
-from features.strategy_services import set_feature_environment_enabled
+from features.strategy_services import (
+    add_feature_strategy,
+    delete_feature_strategy,
+    set_feature_environment_enabled,
+    update_feature_strategy,
+)
 from flagadmin.admin_audit import AuditedModelAdmin, json_safe
 from flagadmin.admin_filters import ArchivedFilter
 from flagadmin.api.errors import InvalidOperationError
@@ -374,8 +380,8 @@ class TagAdmin(AuditedModelAdmin):
 class FeatureStrategyAdmin(AuditedModelAdmin):
     """Strategies, reached from a flag's environment row."""
 
-    audit_type = "feature-strategy"
-    audit_verbs = ("add", "update", "remove")  # Unleash's names for strategy events
+    # The services record Unleash's `feature-strategy-*` events (see save_model).
+    audit_type = ""
 
     list_display = ["id", "flag", "environment", "name", "title", "disabled", "sort_order"]
     list_select_related = ["feature_environment"]
@@ -383,6 +389,7 @@ class FeatureStrategyAdmin(AuditedModelAdmin):
     search_fields = ["feature_environment__feature__name", "title"]
     raw_id_fields = ["feature_environment"]
     inlines = [FeatureStrategySegmentInline]
+    form = FeatureStrategyLimitsForm  # Unleash's limits (`features.limits`)
     fields = [
         "feature_environment",
         "name",
@@ -394,28 +401,48 @@ class FeatureStrategyAdmin(AuditedModelAdmin):
         "variants",
     ]
 
-    def audit_data(self, obj: FeatureStrategy) -> dict[str, Any]:
-        return json_safe(
-            {
-                "id": obj.pk,
-                "name": obj.name,
-                "title": obj.title,
-                "disabled": obj.disabled,
-                "sortOrder": obj.sort_order,
-                "parameters": obj.parameters,
-                "constraints": obj.constraints,
-                "variants": obj.variants,
-                "segments": sorted(obj.segment_links.values_list("segment_id", flat=True)),
-            }
+    def get_readonly_fields(self, request: HttpRequest, obj: FeatureStrategy | None = None):
+        # A strategy belongs to one flag environment for good, as in Unleash.
+        return ["feature_environment"] if obj is not None else []
+
+    def save_model(self, request: HttpRequest, obj: FeatureStrategy, form, change: bool) -> None:
+        """Through the services, as the API: variant weights fixed, the flag turned off when
+        its last enabled strategy is paused, and Unleash's events (so none of the mixin's)."""
+        state = obj.feature_environment
+        definition = {
+            "feature": state.feature,
+            "environment": state.environment_id,
+            "name": obj.name,
+            "parameters": json_safe(obj.parameters),
+            "constraints": json_safe(obj.constraints),
+            "variants": json_safe(obj.variants),
+            "title": obj.title or None,
+            "disabled": obj.disabled,
+            "sort_order": obj.sort_order,
+            "actor": request.user,
+        }
+        if change:
+            current = list(obj.segment_links.values_list("segment_id", flat=True))
+            saved = update_feature_strategy(strategy=obj, segments=current, **definition)
+        else:
+            saved = add_feature_strategy(**definition)
+        # The page's inlines (segments) and its messages use the object as stored.
+        for field in ("id", "parameters", "variants", "sort_order", "created_at"):
+            setattr(obj, field, getattr(saved, field))
+        obj._state.adding = False
+
+    def delete_model(self, request: HttpRequest, obj: FeatureStrategy) -> None:
+        state = obj.feature_environment
+        delete_feature_strategy(
+            feature=state.feature,
+            environment=state.environment_id,
+            strategy=obj,
+            actor=request.user,
         )
 
-    def audit_scope(self, obj: FeatureStrategy) -> dict[str, Any]:
-        state = obj.feature_environment
-        return {
-            "project": state.feature.project_id,
-            "feature_name": state.feature_id,
-            "environment": state.environment_id,
-        }
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[FeatureStrategy]) -> None:
+        for strategy in queryset.select_related("feature_environment__feature"):
+            self.delete_model(request, strategy)
 
     @admin.display(ordering="feature_environment__feature")
     def flag(self, obj: FeatureStrategy) -> str:
@@ -429,6 +456,7 @@ class FeatureStrategyAdmin(AuditedModelAdmin):
 @admin.register(Segment)
 class SegmentAdmin(AuditedModelAdmin):
     audit_type = "segment"
+    form = SegmentLimitsForm  # Unleash's limit of values (`features.limits`)
     list_display = ["id", "name", "project", "created_at"]
     list_filter = ["project"]
     search_fields = ["name"]

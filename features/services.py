@@ -25,6 +25,7 @@ from features.models import (
     Tag,
 )
 from features.sql import insert_together, load_new_flag_target
+from features.variants import fix_variant_weights
 from flagadmin.api.errors import (
     InvalidOperationError,
     NameExistsError,
@@ -307,8 +308,10 @@ def update_feature_metadata(
 def set_feature_environment_variants(
     *, feature: Feature, environment: str, variants: list, actor: object
 ) -> None:
-    """Replace the flag's variants in one environment; records
-    `feature-environment-variants-updated` with the variants before and after."""
+    """Replace the flag's variants in one environment, their weights fixed and sorted as Unleash
+    stores them (`fix_variant_weights`); records `feature-environment-variants-updated` with
+    the variants before and after."""
+    variants = fix_variant_weights(variants)
     with transaction.atomic():
         state = FeatureEnvironment.objects.select_for_update(no_key=True).get(
             feature=feature, environment_id=environment
@@ -472,6 +475,17 @@ def _locked_flags_of_project(project: Project, names: Sequence[str]) -> list[Fea
         )
     _lock_flag_rows(project.pk, found)
     return found
+
+
+def lock_named_flags(project_id: str, names: Sequence[str]) -> dict[str, Feature]:
+    """The named flags that exist, in any project, by name, locked with the rows their writes
+    in `project_id` change (see `_lock_flag_rows`), for a writer of several flags that checks
+    them itself."""
+    found = list(
+        Feature.objects.filter(name__in=set(names)).order_by("name").select_for_update(no_key=True)
+    )
+    _lock_flag_rows(project_id, [f for f in found if f.project_id == project_id])
+    return {feature.name: feature for feature in found}
 
 
 def _lock_flag_rows(

@@ -9,6 +9,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
+from features.regexes import regex_count_problem
 from features.serializers import TagSchemaSerializer
 from features.validators import (
     CONSTRAINT_OPERATORS,
@@ -19,8 +20,10 @@ from features.validators import (
     WEIGHT_TYPES,
     constraint_problem,
     validate_strategy_variants,
+    variant_weights_problem,
 )
 from flagadmin.api.fields import (
+    NumberAsStringField,
     StrictBooleanField,
     StrictCharField,
     StrictChoiceField,
@@ -49,10 +52,13 @@ class CreateConstraintSchemaSerializer(StrictSerializer):
     operator = StrictChoiceField(choices=CONSTRAINT_OPERATORS)
     caseInsensitive = StrictBooleanField(default=False)
     inverted = StrictBooleanField(default=False)
+    # A number is taken as its string, as Unleash's validator coerces it.
     values = StrictListField(
-        child=StrictCharField(allow_blank=True), required=False, help_text="For list operators."
+        child=NumberAsStringField(allow_blank=True),
+        required=False,
+        help_text="For list operators.",
     )
-    value = StrictCharField(
+    value = NumberAsStringField(
         allow_blank=True, required=False, help_text="For single-value operators."
     )
 
@@ -97,13 +103,20 @@ class CreateFeatureStrategySchemaSerializer(StrictSerializer):
     constraints = StrictListField(child=CreateConstraintSchemaSerializer(), default=list)
     variants = StrictListField(child=CreateStrategyVariantSchemaSerializer(), default=list)
     parameters = StrictDictField(
-        child=StrictCharField(allow_blank=True),
+        child=NumberAsStringField(allow_blank=True),
         default=dict,
         help_text="Strings by name: `flexibleRollout` takes `rollout` (0-100), `stickiness`, "
         "`groupId` (missing ones are filled in as Unleash does); `userWithId` `userIds`, "
         "`remoteAddress` `IPs`, `applicationHostname` `hostNames` (comma-separated).",
     )
     segments = StrictListField(child=StrictIntegerField(), default=list)
+
+    def to_internal_value(self, data: Any) -> dict[str, Any]:
+        # Counted before any REGEX pattern is parsed, so no body costs more than that many
+        # (`features.regexes`).
+        if isinstance(data, dict) and (problem := regex_count_problem(data.get("constraints"))):
+            raise serializers.ValidationError({"constraints": [problem]})
+        return super().to_internal_value(data)
 
     def validate_parameters(self, value: dict[str, str]) -> dict[str, str]:
         if self.initial_data.get("name") == "flexibleRollout" and "rollout" in value:
@@ -114,9 +127,12 @@ class CreateFeatureStrategySchemaSerializer(StrictSerializer):
 
     def validate_variants(self, value: list[dict]) -> list[dict]:
         try:
-            validate_strategy_variants(value)
+            validate_strategy_variants(value, weights=False)
         except DjangoValidationError as error:
             raise serializers.ValidationError(error.messages) from None
+        # Unleash's refusals before it fixes the weights (the service fixes them).
+        if problem := variant_weights_problem(value):
+            raise serializers.ValidationError([problem])
         return value
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -135,6 +151,11 @@ class CreateFeatureStrategySchemaSerializer(StrictSerializer):
 
 @extend_schema_serializer(component_name="batchFeaturesSchema")
 class BatchFeaturesSchemaSerializer(StrictSerializer):
+    features = StrictListField(child=StrictCharField(), help_text="Flag names.")
+
+
+@extend_schema_serializer(component_name="bulkToggleFeaturesSchema")
+class BulkToggleFeaturesSchemaSerializer(StrictSerializer):
     features = StrictListField(child=StrictCharField(), help_text="Flag names.")
 
 

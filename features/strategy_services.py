@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from django.db import transaction
 from django.db.models import Max
 
+from features.limits import check_constraints, check_strategy_count, check_strategy_segments
 from features.models import (
     Feature,
     FeatureEnvironment,
@@ -15,10 +16,17 @@ from features.models import (
     FeatureStrategySegment,
     Segment,
 )
-from features.services import FEATURE_ENVIRONMENT_DISABLED, FEATURE_ENVIRONMENT_ENABLED, tags_of
+from features.services import (
+    FEATURE_ENVIRONMENT_DISABLED,
+    FEATURE_ENVIRONMENT_ENABLED,
+    lock_named_flags,
+    tags_of,
+)
 from features.validators import SORT_ORDER_MAX
-from flagadmin.api.errors import NotFoundError, ValidationError
+from features.variants import fix_variant_weights
+from flagadmin.api.errors import ArchivedFeatureError, NotFoundError, ValidationError
 from flagadmin.audit import record_event
+from flagadmin.db import atomic_retrying_conflicts
 
 FEATURE_STRATEGY_ADD = "feature-strategy-add"
 FEATURE_STRATEGY_UPDATE = "feature-strategy-update"
@@ -93,6 +101,10 @@ def _new_strategy(
     """Insert a strategy and its `feature-strategy-add` event; call inside a transaction that
     holds the flag environment's lock (so two additions never take the same sort order)."""
     feature = feature_environment.feature
+    # Unleash's limits (`features.limits`): the count read under the lock the caller holds.
+    check_strategy_count(feature_environment.strategies.count())
+    check_constraints(constraints)
+    check_strategy_segments(segments)
     if sort_order is None:
         # As Unleash: after the last strategy of the environment (0 for the first one). At the
         # column's limit it takes the last one's place: ties sort by creation, so still last.
@@ -106,7 +118,7 @@ def _new_strategy(
         sort_order=sort_order,
         parameters=with_default_parameters(name, parameters, feature),
         constraints=constraints,
-        variants=variants,
+        variants=fix_variant_weights(variants),
     )
     segment_ids = list(dict.fromkeys(segments))
     if segment_ids:
@@ -142,37 +154,35 @@ def with_default_parameters(name: str, parameters: dict[str, str], feature: Feat
 
 
 def set_feature_environment_enabled(
-    *, feature: Feature, environment: str, enabled: bool, actor: object
+    *,
+    feature: Feature,
+    environment: str,
+    enabled: bool,
+    actor: object,
+    activate_disabled_strategies: bool = False,
 ) -> bool:
     """Turn the flag on or off in `environment`, recording `feature-environment-enabled` or
-    `-disabled` (Unleash's names). Turning on a flag that has no strategy there first adds
-    Unleash's default, a `flexibleRollout` at 100 % (with its own `feature-strategy-add`
-    event). Setting the state the flag already has changes and records nothing. Returns
-    whether it changed.
+    `-disabled` (Unleash's names). Turning it on, as Unleash's `updateEnabled` does: with
+    `activate_disabled_strategies` (Unleash's `shouldActivateDisabledStrategies`, which its UI
+    sends) its paused strategies are enabled again (a `feature-strategy-update` each);
+    otherwise, when no strategy of it there is enabled, Unleash's default is added first, a
+    `flexibleRollout` at 100 % (`feature-strategy-add`): on with only paused strategies would
+    serve the flag to everyone. Setting the state the flag already has records nothing (the
+    strategies are still enabled or added, as Unleash does). Returns whether the state changed.
 
     The one place that switches a flag environment: the API's on/off, the Django admin's
-    bulk actions and inline edits, and strategy deletion all come through it. Raises
-    FeatureEnvironmentNotFound (a 404, and a FeatureEnvironment.DoesNotExist) when the flag has
-    no entry for that environment (its project does not use it)."""
+    bulk actions and inline edits, and strategy deletion and pausing all come through it.
+    Raises FeatureEnvironmentNotFound (a 404, and a FeatureEnvironment.DoesNotExist) when the
+    flag has no entry for that environment (its project does not use it)."""
     with transaction.atomic():
         # Locked: two toggles of the same row record one event each, in order.
         feature_environment = _locked_feature_environment(feature, environment)
+        if enabled:
+            _ensure_enabled_strategy(feature_environment, activate_disabled_strategies, actor)
         if feature_environment.enabled == enabled:
             return False
-        if enabled and not feature_environment.strategies.exists():
-            _new_strategy(
-                feature_environment=feature_environment,
-                name="flexibleRollout",
-                parameters={},
-                constraints=[],
-                variants=[],
-                segments=[],
-                title=None,
-                disabled=False,
-                sort_order=None,
-                actor=actor,
-            )
         FeatureEnvironment.objects.filter(pk=feature_environment.pk).update(enabled=enabled)
+        feature_environment.enabled = enabled
         record_event(
             FEATURE_ENVIRONMENT_ENABLED if enabled else FEATURE_ENVIRONMENT_DISABLED,
             actor=actor,
@@ -182,6 +192,92 @@ def set_feature_environment_enabled(
             tags=tags_of(feature),
         )
     return True
+
+
+def set_features_environment_enabled(
+    *,
+    project_id: str,
+    names: Sequence[str],
+    environment: str,
+    enabled: bool,
+    actor: object,
+    activate_disabled_strategies: bool = False,
+) -> None:
+    """Turn the named flags of the project on or off in `environment`, each as
+    `set_feature_environment_enabled`, all or none (Unleash's bulk toggle, one transaction):
+    404 for a name that is no flag of the project, Unleash's 400 `ArchivedFeatureError` for
+    an archived one, 404 for a flag without that environment."""
+
+    def toggle_all() -> None:
+        flags = lock_named_flags(project_id, names)
+        for name in dict.fromkeys(names):
+            feature = flags.get(name)
+            if feature is None or feature.project_id != project_id:
+                elsewhere = (
+                    f', but there\'s a feature with that name in project "{feature.project_id}"'
+                    if feature is not None
+                    else "."
+                )
+                raise NotFoundError(
+                    f'There\'s no feature named "{name}" in project "{project_id}"{elsewhere}'
+                )
+            if feature.archived_at is not None:
+                raise ArchivedFeatureError()
+            set_feature_environment_enabled(
+                feature=feature,
+                environment=environment,
+                enabled=enabled,
+                actor=actor,
+                activate_disabled_strategies=activate_disabled_strategies,
+            )
+
+    atomic_retrying_conflicts(toggle_all)
+
+
+def _ensure_enabled_strategy(
+    feature_environment: FeatureEnvironment, activate_disabled: bool, actor: object
+) -> None:
+    """Before turning a flag environment (locked) on: its paused strategies enabled again when
+    asked, else Unleash's default strategy when none of them is enabled."""
+    feature = feature_environment.feature
+    strategies = list(
+        feature_environment.strategies.order_by("sort_order", "created_at", "id")
+        .select_for_update(of=("self",))
+        .prefetch_related("segment_links")
+    )
+    paused = [strategy for strategy in strategies if strategy.disabled]
+    if activate_disabled and paused:
+        for strategy in paused:
+            strategy.segment_ids = [link.segment_id for link in strategy.segment_links.all()]
+            before = strategy_event_data(strategy)
+            FeatureStrategy.objects.filter(pk=strategy.pk).update(disabled=False)
+            strategy.disabled = False
+            record_event(
+                FEATURE_STRATEGY_UPDATE,
+                actor=actor,
+                project=feature.project_id,
+                feature_name=feature.name,
+                environment=feature_environment.environment_id,
+                data=strategy_event_data(strategy),
+                pre_data=before,
+                tags=tags_of(feature),
+            )
+        return
+    if len(paused) < len(strategies):
+        return
+    _new_strategy(
+        feature_environment=feature_environment,
+        name="flexibleRollout",
+        # Unleash's default strategy names its stickiness, not the project's default.
+        parameters={"rollout": "100", "stickiness": "default", "groupId": feature.name},
+        constraints=[],
+        variants=[],
+        segments=[],
+        title=None,
+        disabled=False,
+        sort_order=None,
+        actor=actor,
+    )
 
 
 def add_feature_strategy(
@@ -249,12 +345,17 @@ def update_feature_strategy(
     except the sort order, which stays); records `feature-strategy-update` with the strategy
     before and after, or nothing when nothing changed."""
     with transaction.atomic():
+        # The flag environment first, then the strategy: every strategy writer's order.
+        _locked_feature_environment(feature, environment)
         strategy = _locked_strategy(strategy)
+        # Unleash's limits (`features.limits`): a list over one may stay as long as it was.
+        check_constraints(constraints, existing=strategy.constraints)
+        check_strategy_segments(segments)
         before = strategy_event_data(strategy)
         strategy.name = name
         strategy.parameters = with_default_parameters(name, parameters, feature)
         strategy.constraints = constraints
-        strategy.variants = variants
+        strategy.variants = fix_variant_weights(variants)
         strategy.title = title
         strategy.disabled = disabled
         if sort_order is not None:
@@ -278,7 +379,23 @@ def update_feature_strategy(
             pre_data=before,
             tags=tags_of(feature),
         )
+        if strategy.disabled:
+            _turn_off_without_enabled_strategy(feature, environment, actor)
     return strategy
+
+
+def _turn_off_without_enabled_strategy(feature: Feature, environment: str, actor: object) -> None:
+    """As Unleash after a strategy is paused or deleted: a flag environment left without an
+    enabled strategy is turned off (`feature-environment-disabled`). On with none would serve
+    the flag to everyone; Unleash shows it off, and so do SDKs."""
+    feature_environment = _locked_feature_environment(feature, environment)
+    if (
+        feature_environment.enabled
+        and not feature_environment.strategies.filter(disabled=False).exists()
+    ):
+        set_feature_environment_enabled(
+            feature=feature, environment=environment, enabled=False, actor=actor
+        )
 
 
 def delete_feature_strategy(
@@ -289,7 +406,8 @@ def delete_feature_strategy(
     `feature-environment-disabled` event), as Unleash does: enabled without a strategy would
     mean on for nobody while looking on."""
     with transaction.atomic():
-        feature_environment = _locked_feature_environment(feature, environment)
+        # The flag environment first, then the strategy: every strategy writer's order.
+        _locked_feature_environment(feature, environment)
         strategy = _locked_strategy(strategy)
         before = strategy_event_data(strategy)
         strategy.delete()
@@ -302,10 +420,4 @@ def delete_feature_strategy(
             pre_data=before,
             tags=tags_of(feature),
         )
-        if (
-            feature_environment.enabled
-            and not feature_environment.strategies.filter(disabled=False).exists()
-        ):
-            set_feature_environment_enabled(
-                feature=feature, environment=environment, enabled=False, actor=actor
-            )
+        _turn_off_without_enabled_strategy(feature, environment, actor)

@@ -58,6 +58,16 @@ urlpatterns = [
         name="project-features-delete",
     ),
     path(
+        "projects/<str:projectId>/bulk_features/environments/<str:environment>/on",
+        ProjectFeatureBatchViewSet.as_view({"post": "bulk_on"}),
+        name="project-features-bulk-on",
+    ),
+    path(
+        "projects/<str:projectId>/bulk_features/environments/<str:environment>/off",
+        ProjectFeatureBatchViewSet.as_view({"post": "bulk_off"}),
+        name="project-features-bulk-off",
+    ),
+    path(
         f"{FLAG_ENVIRONMENT}/on",
         FeatureEnvironmentViewSet.as_view({"post": "on"}),
         name="feature-environment-on",

@@ -10,12 +10,12 @@ message names the failing path, e.g. "variants/0/weight must be <= 1000".
 from __future__ import annotations
 
 import re
-from functools import cache
 from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.utils.dateparse import parse_date, parse_datetime
 
+from features.regexes import regex_count_problem, regex_problem
 from flagadmin.names import is_url_friendly
 
 CONSTRAINT_OPERATORS = (
@@ -82,14 +82,15 @@ def validate_flag_name(value: str) -> None:
 
 
 class _Checker:
-    """Collects the first problem found, with the path where it was found."""
+    """Collects the first problem found, with the path where it was found. Its code is not
+    "invalid": a model form would show its JSON field's own "Enter a valid JSON." instead."""
 
     def __init__(self, root: str) -> None:
         self.root = root
 
     def fail(self, path: str, message: str) -> None:
         where = f"{self.root}/{path}" if path else self.root
-        raise ValidationError(f"{where} {message}", code="invalid")
+        raise ValidationError(f"{where} {message}", code="invalid_value")
 
     def is_object(self, value: Any, path: str) -> dict:
         if not isinstance(value, dict):
@@ -170,7 +171,10 @@ def validate_constraints(value: Any) -> None:
     """Constraints: `contextName`, `operator` required; `values` or `value` per operator, as
     `constraint_problem` says."""
     check = _Checker("constraints")
-    for index, item in enumerate(check.is_list(value, "")):
+    # Counted before any pattern is parsed (`features.regexes`).
+    if problem := regex_count_problem(check.is_list(value, "")):
+        check.fail("", problem)
+    for index, item in enumerate(value):
         path = str(index)
         constraint = check.is_object(item, path)
         check.string(constraint, "contextName", path, required=True)
@@ -209,8 +213,8 @@ def constraint_problem(constraint: dict[str, Any]) -> tuple[str, str] | None:
         if operator in SEMVER_OPERATORS and not SEMVER_RE.fullmatch(value):
             return "value", "must be a semantic version, e.g. 1.2.3 or 2.0.0-beta.1"
     if operator == "REGEX":
-        if not value or not _is_re2_regex(value):
-            return "value", "must be a regular expression (RE2 syntax)"
+        if problem := regex_problem(value or ""):
+            return "value", problem
         if constraint.get("inverted") is True:
             return "inverted", "must be false: the operator REGEX cannot be inverted"
     return None
@@ -229,31 +233,9 @@ def _is_date(value: str) -> bool:
         return False
 
 
-@cache
-def _re2_options() -> object:
-    """RE2's options for checking a pattern, made on first use: RE2 (3 MiB, 4 ms to import) is
-    loaded by the processes that check a REGEX constraint, not by every one at start-up. It
-    parses silently: a refused pattern is a 400, not a line on the server's stderr."""
-    import re2
-
-    options = re2.Options()
-    options.log_errors = False
-    return options
-
-
-def _is_re2_regex(value: str) -> bool:
-    """Whether RE2, the engine of Unleash and its SDKs, takes `value`."""
-    import re2
-
-    try:
-        re2.compile(value, options=_re2_options())
-    except re2.error:
-        return False
-    return True
-
-
-def validate_strategy_variants(value: Any) -> None:
-    """Strategy variants: name, integer weight 0-1000, weightType and stickiness required."""
+def validate_strategy_variants(value: Any, *, weights: bool = True) -> None:
+    """Strategy variants: name, integer weight 0-1000, weightType and stickiness required;
+    with `weights`, also what `variant_weights_problem` refuses."""
     check = _Checker("variants")
     items = check.is_list(value, "")
     for index, item in enumerate(items):
@@ -265,6 +247,8 @@ def validate_strategy_variants(value: Any) -> None:
         check.string(variant, "stickiness", path, required=True)
         check.payload(variant, path)
     _unique_names(check, items)
+    if weights and (problem := variant_weights_problem(items)):
+        raise ValidationError(f"variants {problem}", code="invalid_value")
 
 
 def validate_variants(value: Any) -> None:
@@ -287,9 +271,37 @@ def validate_variants(value: Any) -> None:
                 check.string(override, "contextName", f"{where}/{number}", required=True)
                 check.string_list(override, "values", f"{where}/{number}", required=True)
     _unique_names(check, items)
-    fixed = sum(v["weight"] for v in items if v.get("weightType") == "fix")
-    if fixed > MAX_WEIGHT:
-        check.fail("", f"fixed weights must not add up to more than {MAX_WEIGHT}")
+    if problem := variant_weights_problem(items):
+        raise ValidationError(f"variants {problem}", code="invalid_value")
+
+
+def is_variable(variant: dict[str, Any]) -> bool:
+    """A `variable` variant (the default of Unleash's variant schema when none is given)."""
+    return variant.get("weightType", "variable") == "variable"
+
+
+# Predicates, as the API frames them ("The `/body/variants` property must ..."); Unleash says
+# 'There must be at least one "variable" variant' and 'The traffic distribution total must
+# equal 100%'.
+NO_VARIABLE_VARIANT = 'must contain at least one "variable" variant'
+FIXED_OVER_TOTAL = (
+    "must not have fix weights adding up to more than 1000 (the traffic distribution total "
+    "must equal 100%)"
+)
+
+
+def variant_weights_problem(variants: list[dict[str, Any]]) -> str | None:
+    """What Unleash refuses in a well-shaped variant list before storing it, or None: a
+    non-empty list needs one `variable` variant at least, and the `fix` weights may not add
+    up to more than 1000. A variant without a `weightType` is `variable` (the default of
+    Unleash's variant schema)."""
+    if not variants:
+        return None
+    if not any(is_variable(v) for v in variants):
+        return NO_VARIABLE_VARIANT
+    if sum(v["weight"] for v in variants if not is_variable(v)) > MAX_WEIGHT:
+        return FIXED_OVER_TOTAL
+    return None
 
 
 def validate_dependency_variants(value: Any) -> None:

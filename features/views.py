@@ -7,6 +7,7 @@ from typing import Any
 from urllib.parse import quote
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -31,6 +32,7 @@ from features.services import (
 )
 from features.strategy_serializers import (
     BatchFeaturesSchemaSerializer,
+    BulkToggleFeaturesSchemaSerializer,
     CreateFeatureStrategySchemaSerializer,
     ProjectFeaturesSchemaSerializer,
 )
@@ -38,6 +40,7 @@ from features.strategy_services import (
     add_feature_strategy,
     delete_feature_strategy,
     set_feature_environment_enabled,
+    set_features_environment_enabled,
     update_feature_strategy,
 )
 from flagadmin import permissions as perms
@@ -56,6 +59,17 @@ PROJECT_ID = OpenApiParameter("projectId", str, OpenApiParameter.PATH, descripti
 FEATURE_NAME = OpenApiParameter("featureName", str, OpenApiParameter.PATH, description="Flag name.")
 ENVIRONMENT = OpenApiParameter(
     "environment", str, OpenApiParameter.PATH, description="Environment name."
+)
+ACTIVATE_DISABLED_STRATEGIES = OpenApiParameter(
+    "shouldActivateDisabledStrategies",
+    str,
+    OpenApiParameter.QUERY,
+    required=False,
+    description=(
+        "`true`: the flag's paused strategies in the environment are enabled again (as "
+        "Unleash's UI asks); any other value, or none: they stay paused, and Unleash's default "
+        "strategy is added when none is enabled."
+    ),
 )
 STRATEGY_ID = OpenApiParameter(
     "strategyId", str, OpenApiParameter.PATH, description="Strategy id (a UUID)."
@@ -247,11 +261,20 @@ class FeatureEnvironmentViewSet(AdminApiMixin, viewsets.ViewSet):
     reads_no_body = True
 
     def _toggle(self, request: Request, projectId: str, featureName: str, environment: str, on):
+        # Unleash compares the parameter with 'true', once given.
+        activate = request.query_params.getlist("shouldActivateDisabledStrategies") == ["true"]
         feature = get_active_feature_or_404(projectId, featureName)
-        set_feature_environment_enabled(
-            feature=feature, environment=environment, enabled=on, actor=request.user
-        )
-        detail = get_feature_detail_or_404(request, projectId, featureName)
+        # The answer is read in the write's transaction: a failure reading it undoes the
+        # write, so a client that retries after an error never repeats a committed change.
+        with transaction.atomic():
+            set_feature_environment_enabled(
+                feature=feature,
+                environment=environment,
+                enabled=on,
+                actor=request.user,
+                activate_disabled_strategies=on and activate,
+            )
+            detail = get_feature_detail_or_404(request, projectId, featureName)
         return Response(FEATURE_SCHEMA.to_representation(detail))
 
     @extend_schema(
@@ -260,14 +283,16 @@ class FeatureEnvironmentViewSet(AdminApiMixin, viewsets.ViewSet):
         summary="Enable a feature flag",
         description=(
             "Turns the flag on in the environment and records `feature-environment-enabled`. "
-            "When the flag has no strategy there, Unleash's default is added first: a "
+            "With `shouldActivateDisabledStrategies=true` its paused strategies there are "
+            "enabled again (`feature-strategy-update` each); otherwise, when none of its "
+            "strategies there is enabled, Unleash's default is added first: a "
             "`flexibleRollout` at 100 % (recorded as `feature-strategy-add`). Turning on an "
-            "enabled flag changes nothing. Needs `UPDATE_FEATURE` in the project (Owner, "
+            "enabled flag changes nothing else. Needs `UPDATE_FEATURE` in the project (Owner, "
             "Member, Editor, Admin). 404 for an unknown flag, or an environment the flag has "
             "no entry in. No body is read: any content type, or none. Answers with the whole "
             "flag."
         ),
-        parameters=[PROJECT_ID, FEATURE_NAME, ENVIRONMENT],
+        parameters=[PROJECT_ID, FEATURE_NAME, ENVIRONMENT, ACTIVATE_DISABLED_STRATEGIES],
         request=None,
         responses={200: FeatureSchemaSerializer, **error_responses(404)},
     )
@@ -327,8 +352,10 @@ class FeatureStrategyViewSet(AdminApiMixin, viewsets.ViewSet):
         summary="Add a strategy to a feature flag",
         description=(
             "Adds a strategy to the flag in the environment (last, unless `sortOrder` is "
-            "given) and records `feature-strategy-add`. Needs `UPDATE_FEATURE` in the project. "
-            "Answers 200 with the strategy, as Unleash."
+            "given) and records `feature-strategy-add`. Variant weights are stored as Unleash "
+            "stores them: `fix` ones as sent, what they leave of 1000 split evenly over the "
+            "`variable` ones (the remainder to the first ones as sent), sorted by name. Needs "
+            "`UPDATE_FEATURE` in the project. Answers 200 with the strategy, as Unleash."
         ),
         parameters=[PROJECT_ID, FEATURE_NAME, ENVIRONMENT],
         request=CreateFeatureStrategySchemaSerializer,
@@ -341,10 +368,13 @@ class FeatureStrategyViewSet(AdminApiMixin, viewsets.ViewSet):
         body = CreateFeatureStrategySchemaSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         feature = get_active_feature_or_404(projectId, featureName)
-        strategy = add_feature_strategy(
-            feature=feature, environment=environment, **body.validated_data, actor=request.user
-        )
-        return Response(self._strategy(feature, environment, str(strategy.id)))
+        # Answered from the write's transaction (see `FeatureEnvironmentViewSet._toggle`).
+        with transaction.atomic():
+            strategy = add_feature_strategy(
+                feature=feature, environment=environment, **body.validated_data, actor=request.user
+            )
+            answer = self._strategy(feature, environment, str(strategy.id))
+        return Response(answer)
 
     @extend_schema(
         operation_id="getFeatureStrategy",
@@ -365,7 +395,10 @@ class FeatureStrategyViewSet(AdminApiMixin, viewsets.ViewSet):
         description=(
             "Replaces the strategy's definition (omitted optional fields take their defaults; "
             "the sort order stays unless given) and records `feature-strategy-update` with "
-            "the strategy before and after. Needs `UPDATE_FEATURE` in the project."
+            "the strategy before and after. Variant weights are fixed as Unleash fixes them. "
+            "Pausing (`disabled: true`) the last enabled strategy turns the flag off in the "
+            "environment (`feature-environment-disabled`), as Unleash does. Needs "
+            "`UPDATE_FEATURE` in the project."
         ),
         parameters=[PROJECT_ID, FEATURE_NAME, ENVIRONMENT, STRATEGY_ID],
         request=CreateFeatureStrategySchemaSerializer,
@@ -378,14 +411,17 @@ class FeatureStrategyViewSet(AdminApiMixin, viewsets.ViewSet):
         body = CreateFeatureStrategySchemaSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         feature = get_active_feature_or_404(projectId, featureName)
-        update_feature_strategy(
-            feature=feature,
-            environment=environment,
-            strategy=get_feature_strategy_or_404(feature, environment, strategyId),
-            **body.validated_data,
-            actor=request.user,
-        )
-        return Response(self._strategy(feature, environment, strategyId))
+        # Answered from the write's transaction (see `FeatureEnvironmentViewSet._toggle`).
+        with transaction.atomic():
+            update_feature_strategy(
+                feature=feature,
+                environment=environment,
+                strategy=get_feature_strategy_or_404(feature, environment, strategyId),
+                **body.validated_data,
+                actor=request.user,
+            )
+            answer = self._strategy(feature, environment, strategyId)
+        return Response(answer)
 
     @extend_schema(
         operation_id="deleteFeatureStrategy",
@@ -426,8 +462,65 @@ class ProjectFeatureBatchViewSet(AdminApiMixin, viewsets.ViewSet):
         "revive": perms.UPDATE_FEATURE,
         # Not `delete`: a view's attribute of that name would also answer HTTP DELETE.
         "delete_archived": perms.DELETE_FEATURE,
+        "bulk_on": perms.UPDATE_FEATURE,
+        "bulk_off": perms.UPDATE_FEATURE,
     }
     project_url_kwarg = "projectId"
+
+    def _bulk_toggle(self, request: Request, projectId: str, environment: str, on: bool):
+        body = BulkToggleFeaturesSchemaSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        project = get_project_or_404(projectId)
+        activate = request.query_params.getlist("shouldActivateDisabledStrategies") == ["true"]
+        set_features_environment_enabled(
+            project_id=project.pk,
+            names=body.validated_data["features"],
+            environment=environment,
+            enabled=on,
+            actor=request.user,
+            activate_disabled_strategies=on and activate,
+        )
+        return Response(status=status.HTTP_200_OK)
+
+    @extend_schema(
+        operation_id="bulkToggleFeaturesEnvironmentOn",
+        tags=["Features"],
+        summary="Bulk enable a list of features",
+        description=(
+            "Turns the named flags of the project on in the environment, each as "
+            "`toggleFeatureEnvironmentOn` does (`shouldActivateDisabledStrategies` too), all "
+            "or none: 404 for a name that is no flag of the project, 400 "
+            "`ArchivedFeatureError` for an archived flag. Needs `UPDATE_FEATURE` in the "
+            "project. 200, no body."
+        ),
+        parameters=[PROJECT_ID, ENVIRONMENT, ACTIVATE_DISABLED_STRATEGIES],
+        request=BulkToggleFeaturesSchemaSerializer,
+        responses={
+            200: OpenApiResponse(description="This response has no body."),
+            **error_responses(400, 404, 413, 415),
+        },
+    )
+    def bulk_on(self, request: Request, projectId: str, environment: str) -> Response:
+        return self._bulk_toggle(request, projectId, environment, True)
+
+    @extend_schema(
+        operation_id="bulkToggleFeaturesEnvironmentOff",
+        tags=["Features"],
+        summary="Bulk disable a list of features",
+        description=(
+            "Turns the named flags of the project off in the environment, each as "
+            "`toggleFeatureEnvironmentOff` does, all or none (the same refusals as the bulk "
+            "`on`). Needs `UPDATE_FEATURE` in the project. 200, no body."
+        ),
+        parameters=[PROJECT_ID, ENVIRONMENT],
+        request=BulkToggleFeaturesSchemaSerializer,
+        responses={
+            200: OpenApiResponse(description="This response has no body."),
+            **error_responses(400, 404, 413, 415),
+        },
+    )
+    def bulk_off(self, request: Request, projectId: str, environment: str) -> Response:
+        return self._bulk_toggle(request, projectId, environment, False)
 
     @staticmethod
     def _batch(request: Request, projectId: str) -> dict[str, Any]:

@@ -96,6 +96,22 @@ def test_create_api_token__client_defaults__all_projects_development(admin_clien
     assert (body["project"], body["projects"], body["environment"]) == ("*", ["*"], "development")
 
 
+@pytest.mark.parametrize("sent", ["CLIENT", "Client", "backend", "BACKEND"])
+def test_create_api_token__client_type_in_any_case_or_backend__client_token(admin_client, sent):
+    # As Unleash 8.2 reads the type (measured): `client` in any case, and `backend`.
+    body = _post(admin_client, {"tokenName": "sdk", "type": sent}).json()
+
+    assert body["type"] == "client"
+    assert ApiToken.objects.get(name="sdk").type == "client"
+
+
+def test_create_api_token__admin_type_in_upper_case__400(admin_client):
+    response = _post(admin_client, {"tokenName": "ops", "type": "ADMIN"})
+
+    assert response.status_code == 400
+    assert not ApiToken.objects.filter(name="ops").exists()
+
+
 def test_create_api_token__client_star_among_projects__means_all(admin_client):
     body = _post(
         admin_client, {"tokenName": "sdk", "type": "client", "projects": ["default", "*"]}

@@ -150,7 +150,10 @@ def test_add_strategy__unknown_segment__400_nothing_written(admin_client, flag):
         pytest.param({"name": "gradualRolloutRandom"}, "/body/name", id="unknown-strategy"),
         pytest.param({"name": 5}, "/body/name", id="name-not-string"),
         pytest.param(
-            {"name": "default", "parameters": {"a": 5}}, "/body/parameters/a", id="param-number"
+            {"name": "default", "parameters": {"a": True}}, "/body/parameters/a", id="param-boolean"
+        ),
+        pytest.param(
+            {"name": "default", "parameters": {"a": {}}}, "/body/parameters/a", id="param-object"
         ),
         pytest.param({"name": "default", "parameters": []}, "/body/parameters", id="params-list"),
         pytest.param(

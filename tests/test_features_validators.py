@@ -49,7 +49,8 @@ VARIANT = {"name": "blue", "weight": 500, "weightType": "variable", "stickiness"
                     "weight": 333.3,
                     "weightType": "fix",
                     "overrides": [{"contextName": "userId", "values": ["1"]}],
-                }
+                },
+                {"name": "b", "weight": 0, "weightType": "variable", "stickiness": "userId"},
             ],
             id="variant-full",
         ),
@@ -159,9 +160,22 @@ def test_validators__valid_shapes_pass(validator, value):
             [
                 {"name": "a", "weight": 600, "weightType": "fix"},
                 {"name": "b", "weight": 600, "weightType": "fix"},
+                {"name": "c", "weight": 0, "weightType": "variable"},
             ],
-            "fixed weights must not add up to more than 1000",
+            "variants must not have fix weights adding up to more than 1000",
             id="variant-fixed-total",
+        ),
+        pytest.param(
+            validate_variants,
+            [{"name": "a", "weight": 600, "weightType": "fix"}],
+            'variants must contain at least one "variable" variant',
+            id="variant-none-variable",
+        ),
+        pytest.param(
+            validate_strategy_variants,
+            [{**VARIANT, "weightType": "fix"}],
+            'variants must contain at least one "variable" variant',
+            id="strategy-variant-none-variable",
         ),
         pytest.param(
             validate_dependency_variants, [1], "variants/0 must be string", id="dependency"

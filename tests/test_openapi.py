@@ -135,6 +135,8 @@ UNLEASH_TAGS = {
     "/api/admin/projects/{projectId}/revive": "Archive",
     "/api/admin/projects/{projectId}/delete": "Archive",
     "/api/admin/projects/{projectId}/features": "Features",
+    "/api/admin/projects/{projectId}/bulk_features/environments/{environment}/on": "Features",
+    "/api/admin/projects/{projectId}/bulk_features/environments/{environment}/off": "Features",
     "/api/admin/projects/{projectId}/features/{featureName}": "Features",
     "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/on": (
         "Features"

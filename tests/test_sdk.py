@@ -52,7 +52,8 @@ def evaluate_python(
     tmp_path: Path,
     flag: str = FLAG,
     project: str | None = None,
-) -> list[bool]:
+    variants: bool = False,
+) -> list[bool] | list[str]:
     from UnleashClient import UnleashClient
     from UnleashClient.utils import InstanceAllowType
 
@@ -68,6 +69,8 @@ def evaluate_python(
     )
     client.initialize_client()  # registers and fetches the flags before it returns
     try:
+        if variants:
+            return [client.get_variant(flag, context)["name"] for context in contexts]
         return [client.is_enabled(flag, context) for context in contexts]
     finally:
         client.destroy()  # sends the metrics it collected
@@ -80,13 +83,15 @@ def evaluate_node(
     contexts: list[dict],
     flag: str = FLAG,
     project: str | None = None,
-) -> list[bool]:
+    variants: bool = False,
+) -> list[bool] | list[str]:
     arguments = {
         "url": f"{server}/api/",
         "token": token,
         "flag": flag,
         "contexts": contexts,
         "projectName": project,
+        "variants": variants,
     }
     done = subprocess.run(
         ["node", str(script), json.dumps(arguments)],
@@ -103,14 +108,19 @@ def evaluate_node(
 def evaluate(request, live_server, tmp_path):
     """`evaluate(contexts)`: what the SDK answers for the flag in each context, in
     `development`, through a client token of project `default` (`projects`: another token's
-    projects; `flag`: another flag; `project`: the SDK's own project option)."""
+    projects; `flag`: another flag; `project`: the SDK's own project option; `variants`: the
+    variant's name in each context instead)."""
 
-    def run(contexts, *, projects=("default",), flag=FLAG, project=None) -> list[bool]:
+    def run(contexts, *, projects=("default",), flag=FLAG, project=None, variants=False):
         token = make_token(TokenType.CLIENT, projects=list(projects), environment="development")
         if request.param == "node":
             script = request.getfixturevalue("node_sdk")
-            return evaluate_node(script, live_server.url, token[1], contexts, flag, project)
-        return evaluate_python(live_server.url, token[1], contexts, tmp_path, flag, project)
+            return evaluate_node(
+                script, live_server.url, token[1], contexts, flag, project, variants
+            )
+        return evaluate_python(
+            live_server.url, token[1], contexts, tmp_path, flag, project, variants
+        )
 
     return run
 
@@ -234,3 +244,61 @@ def test_sdk__project_option__only_that_projects_flags(evaluate, admin, flag):
     assert evaluate([ALICE], **every, flag=FLAG) == [True]
     assert evaluate([ALICE], **every, flag=FLAG, project="sdk-other") == [False]
     assert evaluate([ALICE], **every, flag="sdk-elsewhere", project="sdk-other") == [True]
+
+
+USERS = [{"userId": f"user-{number}"} for number in range(300)]
+
+
+def test_sdk__pausing_the_only_strategy__off_for_everyone(evaluate, admin, flag):
+    rollout = {"name": "flexibleRollout", "parameters": {"rollout": "33", "stickiness": "userId"}}
+    strategy = call(admin, "post", strategies_url(), rollout)
+    turn(admin, "on")
+    before = evaluate(USERS)
+
+    call(admin, "put", f"{strategies_url()}/{strategy['id']}", {**rollout, "disabled": True})
+
+    assert 60 < sum(before) < 140  # about a third
+    assert evaluate(USERS) == [False] * len(USERS)
+
+
+def test_sdk__on_with_only_paused_strategies__default_serves_everyone(evaluate, admin, flag):
+    only_alice = {"name": "userWithId", "parameters": {"userIds": "alice"}, "disabled": True}
+    call(admin, "post", strategies_url(), only_alice)
+
+    turn(admin, "on")
+
+    assert evaluate([ALICE, BOB, {}]) == [True, True, True]
+
+
+def test_sdk__on_activating_paused_strategies__their_audience_only(evaluate, admin, flag):
+    only_alice = {"name": "userWithId", "parameters": {"userIds": "alice"}, "disabled": True}
+    call(admin, "post", strategies_url(), only_alice)
+
+    call(
+        admin,
+        "post",
+        f"{FEATURES}/{FLAG}/environments/development/on?shouldActivateDisabledStrategies=true",
+    )
+
+    assert evaluate([ALICE, BOB, {}]) == [True, False, False]
+
+
+def test_sdk__strategy_variants__weights_as_unleash_fixes_them(evaluate, admin, flag):
+    # Sent unsorted, with `variable` weights of 0: Unleash stores a 200, B 400, c 400 (sorted
+    # as localeCompare sorts), and every SDK then splits users 20/40/40. Stored as sent, the
+    # list [c 0, a 200, B 0] served `a` to everyone.
+    variants = [
+        {"name": name, "weight": weight, "weightType": kind, "stickiness": "userId"}
+        for name, weight, kind in [("c", 0, "variable"), ("a", 200, "fix"), ("B", 0, "variable")]
+    ]
+    everyone = {"name": "flexibleRollout", "parameters": {"rollout": "100"}, "variants": variants}
+    call(admin, "post", strategies_url(), {**everyone, "parameters": {"stickiness": "userId"}})
+    turn(admin, "on")
+
+    names = evaluate(USERS, variants=True)
+
+    shares = {name: names.count(name) for name in ("a", "B", "c")}
+    assert sum(shares.values()) == len(USERS)
+    assert 35 < shares["a"] < 90, shares
+    assert 85 < shares["B"] < 155, shares
+    assert 85 < shares["c"] < 155, shares

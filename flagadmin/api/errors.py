@@ -121,6 +121,14 @@ class NotFoundError(ApiError):
     default_detail = "The resource you asked for does not exist."
 
 
+class ArchivedFeatureError(ApiError):
+    """A change Unleash refuses for an archived flag (its 400 of the same name)."""
+
+    status_code = status.HTTP_400_BAD_REQUEST
+    error_name = "ArchivedFeatureError"
+    default_detail = "Cannot perform this operation on archived features"
+
+
 class MethodNotAllowedError(ApiError):
     status_code = status.HTTP_405_METHOD_NOT_ALLOWED
     error_name = "MethodNotAllowedError"

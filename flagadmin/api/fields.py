@@ -6,7 +6,9 @@ the contract forbids. Messages are predicates; the error handler frames them as
 
 from __future__ import annotations
 
+import math
 from datetime import UTC
+from decimal import Decimal
 
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
@@ -32,6 +34,36 @@ class StrictCharField(serializers.CharField):
         if not isinstance(data, str):
             self.fail("invalid")
         return super().to_internal_value(data)
+
+
+class NumberAsStringField(StrictCharField):
+    """A string, or a number written as JavaScript writes it (`50` is "50", `0.5` "0.5"): where
+    Unleash's request validator coerces numbers into string fields (strategy parameters such
+    as `rollout`, constraint values), scripts written against Unleash send numbers."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, int | float) and not isinstance(data, bool):
+            data = js_number_string(data)
+        return super().to_internal_value(data)
+
+
+def js_number_string(number: int | float) -> str:
+    """`String(number)` in JavaScript: integers without a fraction, decimals in shortest form,
+    an exponent only from 1e21 up and below 1e-6 (Python's repr gives the same digits)."""
+    try:
+        number = float(number)  # JavaScript has only doubles: 2**53 + 1 is 2**53
+    except OverflowError:
+        number = math.inf if number > 0 else -math.inf
+    if not math.isfinite(number):
+        return "Infinity" if number > 0 else "-Infinity" if number < 0 else "NaN"
+    if number.is_integer():
+        if abs(number) < 1e21:
+            return str(int(number))
+    elif 1e-6 <= abs(number) < 1e21:
+        return format(Decimal(repr(number)), "f")
+    mantissa, _, exponent = repr(float(number)).partition("e")
+    sign = "-" if exponent.startswith("-") else "+"
+    return f"{mantissa.removesuffix('.0')}e{sign}{int(exponent.lstrip('+-'))}"
 
 
 class NonBlankCharField(StrictCharField):

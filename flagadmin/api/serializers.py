@@ -62,13 +62,25 @@ SECRET_HELP = "The whole token, to send as the `Authorization` header. Shown onl
 ADMIN_SCOPE_MESSAGE = "must be {0} (or absent) for an admin token, which reaches everything"
 
 
+class ApiTokenTypeField(StrictChoiceField):
+    """A token type as Unleash 8.2 reads it: `client` in any case, and its newer name
+    `backend` (stored as `client`); `admin` as written."""
+
+    CLIENT_NAMES = ("client", "backend")
+
+    def to_internal_value(self, data):
+        if isinstance(data, str) and data.lower() in self.CLIENT_NAMES:
+            data = TokenType.CLIENT.value
+        return super().to_internal_value(data)
+
+
 @extend_schema_serializer(component_name="createApiTokenSchema")
 class CreateApiTokenSchemaSerializer(StrictSerializer):
     """An admin token acts as an administrator; a client token is for SDKs (it is refused on
     the admin API) and is bound to projects (`["*"]`: all) and one environment."""
 
     tokenName = StrictCharField(max_length=255, help_text="A name to recognise the token by.")
-    type = StrictChoiceField(choices=[TokenType.ADMIN.value, TokenType.CLIENT.value])
+    type = ApiTokenTypeField(choices=[TokenType.ADMIN.value, TokenType.CLIENT.value])
     projects = StrictListField(
         child=StrictCharField(max_length=255),
         min_length=1,
