@@ -237,8 +237,16 @@ def _required() -> list[serializers.ErrorDetail]:
     return [serializers.ErrorDetail("This field is required.", code="required")]
 
 
+def _as_count(value: object) -> object:
+    """A count sent as a string of digits is that number, as Unleash's validator coerces it
+    (measured: `"yes": "5"` is 202 on Unleash 8.2); anything else as it is."""
+    if isinstance(value, str) and value.strip().isdigit() and value.strip().isascii():
+        return int(value)
+    return value
+
+
 def _count(value: object) -> str | None:
-    """The problem with a yes/no count, if any (JSON integers from 0 to MAX_COUNT only)."""
+    """The problem with a yes/no count, if any (integers from 0 to MAX_COUNT only)."""
     if isinstance(value, bool) or not isinstance(value, int):
         return "must be integer"
     if value < 0:
@@ -279,15 +287,14 @@ def parse_client_metrics(data: object) -> tuple[str, dict[str, tuple[int, int]]]
                 if not isinstance(toggle, dict):
                     toggle_errors[flag] = ["must be object"]
                     continue
+                given = {key: _as_count(toggle[key]) for key in ("yes", "no") if key in toggle}
                 problems = {
-                    key: [problem]
-                    for key in ("yes", "no")
-                    if key in toggle and (problem := _count(toggle[key]))
+                    key: [problem] for key, value in given.items() if (problem := _count(value))
                 }
                 if problems:
                     toggle_errors[flag] = problems
                 else:
-                    counts[flag] = (toggle.get("yes", 0), toggle.get("no", 0))
+                    counts[flag] = (given.get("yes", 0), given.get("no", 0))
             if toggle_errors:
                 errors["bucket"] = {"toggles": toggle_errors}
     if errors:

@@ -33,12 +33,12 @@ from flagadmin.api.fields import (
     StrictSerializer,
 )
 
-# The strategies an SDK evaluates without custom code (Unleash's built-in ones, and
-# `userWithId`, which every official SDK still implements).
+# Unleash 8.2's built-in strategies (its strategy list, measured). `userWithId` is no longer
+# among them (Unleash answers 400 "Could not find strategy type with name userWithId"); SDKs
+# still evaluate one stored earlier.
 STRATEGY_NAMES = (
     "default",
     "flexibleRollout",
-    "userWithId",
     "remoteAddress",
     "applicationHostname",
 )
@@ -106,7 +106,7 @@ class CreateFeatureStrategySchemaSerializer(StrictSerializer):
         child=NumberAsStringField(allow_blank=True),
         default=dict,
         help_text="Strings by name: `flexibleRollout` takes `rollout` (0-100), `stickiness`, "
-        "`groupId` (missing ones are filled in as Unleash does); `userWithId` `userIds`, "
+        "`groupId` (missing ones are filled in as Unleash does); "
         "`remoteAddress` `IPs`, `applicationHostname` `hostNames` (comma-separated).",
     )
     segments = StrictListField(child=StrictIntegerField(), default=list)

@@ -28,6 +28,13 @@ from flagadmin.api.errors import ArchivedFeatureError, NotFoundError, Validation
 from flagadmin.audit import record_event
 from flagadmin.db import atomic_retrying_conflicts
 
+
+class Unchanged:
+    """The value of a field a caller leaves as it is (where None is a value of its own)."""
+
+
+UNCHANGED = Unchanged()
+
 FEATURE_STRATEGY_ADD = "feature-strategy-add"
 FEATURE_STRATEGY_UPDATE = "feature-strategy-update"
 FEATURE_STRATEGY_REMOVE = "feature-strategy-remove"
@@ -335,33 +342,38 @@ def update_feature_strategy(
     parameters: dict[str, str],
     constraints: list[dict],
     variants: list[dict],
-    segments: Sequence[int] = (),
-    title: str | None = None,
-    disabled: bool = False,
+    segments: Sequence[int] | None = None,
+    title: str | Unchanged | None = UNCHANGED,
+    disabled: bool | None = None,
     sort_order: int | None = None,
     actor: object,
 ) -> FeatureStrategy:
-    """Replace the strategy's definition (PUT: omitted optional fields take their defaults,
-    except the sort order, which stays); records `feature-strategy-update` with the strategy
-    before and after, or nothing when nothing changed."""
+    """Replace the strategy's definition as Unleash's PUT does: name, parameters, constraints
+    and variants as given; `title`, `disabled` (None) and `segments` (None) left as they are
+    unless given; `sort_order` (None) too (the API's PUT never moves a strategy, as Unleash's
+    does not). Records `feature-strategy-update` with the strategy before and after, or
+    nothing when nothing changed."""
     with transaction.atomic():
         # The flag environment first, then the strategy: every strategy writer's order.
         _locked_feature_environment(feature, environment)
         strategy = _locked_strategy(strategy)
         # Unleash's limits (`features.limits`): a list over one may stay as long as it was.
         check_constraints(constraints, existing=strategy.constraints)
-        check_strategy_segments(segments)
+        if segments is not None:
+            check_strategy_segments(segments)
         before = strategy_event_data(strategy)
         strategy.name = name
         strategy.parameters = with_default_parameters(name, parameters, feature)
         strategy.constraints = constraints
         strategy.variants = fix_variant_weights(variants)
-        strategy.title = title
-        strategy.disabled = disabled
+        if title is not UNCHANGED:
+            strategy.title = title
+        if disabled is not None:
+            strategy.disabled = disabled
         if sort_order is not None:
             strategy.sort_order = sort_order
         strategy.save()
-        segment_ids = list(dict.fromkeys(segments))
+        segment_ids = strategy.segment_ids if segments is None else list(dict.fromkeys(segments))
         if segment_ids != strategy.segment_ids:
             _check_segments(segment_ids)
             FeatureStrategySegment.objects.filter(strategy=strategy).delete()

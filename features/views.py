@@ -37,6 +37,7 @@ from features.strategy_serializers import (
     ProjectFeaturesSchemaSerializer,
 )
 from features.strategy_services import (
+    UNCHANGED,
     add_feature_strategy,
     delete_feature_strategy,
     set_feature_environment_enabled,
@@ -393,8 +394,10 @@ class FeatureStrategyViewSet(AdminApiMixin, viewsets.ViewSet):
         tags=["Features"],
         summary="Update a strategy",
         description=(
-            "Replaces the strategy's definition (omitted optional fields take their defaults; "
-            "the sort order stays unless given) and records `feature-strategy-update` with "
+            "Replaces the strategy's definition as Unleash does: name, parameters, constraints "
+            "and variants as sent; `disabled`, `title` and `segments` stay as they are when "
+            "left out (or null); the sort order never changes here. Records "
+            "`feature-strategy-update` with "
             "the strategy before and after. Variant weights are fixed as Unleash fixes them. "
             "Pausing (`disabled: true`) the last enabled strategy turns the flag off in the "
             "environment (`feature-environment-disabled`), as Unleash does. Needs "
@@ -411,13 +414,24 @@ class FeatureStrategyViewSet(AdminApiMixin, viewsets.ViewSet):
         body = CreateFeatureStrategySchemaSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         feature = get_active_feature_or_404(projectId, featureName)
+        definition = body.validated_data
+        # As Unleash's PUT: what is left out (or null) of these stays as stored, and the sort
+        # order only moves through the Django admin.
+        sent = request.data
+        definition["sort_order"] = None
+        if sent.get("disabled") is None:
+            definition["disabled"] = None
+        if sent.get("title") is None:
+            definition["title"] = UNCHANGED
+        if "segments" not in sent:
+            definition["segments"] = None
         # Answered from the write's transaction (see `FeatureEnvironmentViewSet._toggle`).
         with transaction.atomic():
             update_feature_strategy(
                 feature=feature,
                 environment=environment,
                 strategy=get_feature_strategy_or_404(feature, environment, strategyId),
-                **body.validated_data,
+                **definition,
                 actor=request.user,
             )
             answer = self._strategy(feature, environment, strategyId)

@@ -97,8 +97,8 @@ def test_client_features__enabled_with_strategies_in_the_token_environment(admin
         admin_client,
         strategies,
         {
-            "name": "userWithId",
-            "parameters": {"userIds": "alice"},
+            "name": "remoteAddress",
+            "parameters": {"IPs": "10.0.0.1"},
             "constraints": [{"contextName": "appName", "operator": "IN", "values": ["shop"]}],
             "segments": [segment.pk],
         },
@@ -117,7 +117,7 @@ def test_client_features__enabled_with_strategies_in_the_token_environment(admin
             "variants": [],
         },
         {
-            "name": "userWithId",
+            "name": "remoteAddress",
             "constraints": [
                 {
                     "contextName": "appName",
@@ -128,7 +128,7 @@ def test_client_features__enabled_with_strategies_in_the_token_environment(admin
                 },
                 {"contextName": "region", "operator": "IN", "values": ["eu"]},
             ],
-            "parameters": {"userIds": "alice"},
+            "parameters": {"IPs": "10.0.0.1"},
             "variants": [],
         },
     ]
@@ -815,6 +815,13 @@ def test_metrics__reports_add_up_in_the_hour_bucket(flag):
     assert list(FeatureUsageBucket.objects.values_list("yes", "no")) == [(5, 6)]
 
 
+def test_metrics__counts_as_numeric_strings__taken_as_unleash_takes_them(flag):
+    response = post(sdk(), "/api/client/metrics", metrics({flag: {"yes": "3", "no": " 1"}}))
+
+    assert response.status_code == 202
+    assert list(FeatureUsageBucket.objects.values_list("yes", "no")) == [(3, 1)]
+
+
 def test_metrics__last_seen_written_only_when_it_moves_enough(flag):
     client = sdk()
     post(client, "/api/client/metrics", metrics({flag: {"yes": 1, "no": 0}}))
@@ -854,9 +861,9 @@ def test_metrics__without_bucket__202_nothing_recorded(flag):
             metrics({"checkout": {"yes": -1}}), "/body/bucket/toggles/checkout/yes", id="negative"
         ),
         pytest.param(
-            metrics({"checkout": {"yes": "1"}}),
+            metrics({"checkout": {"yes": "x"}}),
             "/body/bucket/toggles/checkout/yes",
-            id="string-count",
+            id="string-count-not-a-number",
         ),
         pytest.param(
             {"appName": "a", "bucket": {"start": 1}}, "/body/bucket/toggles", id="no-toggles"
@@ -974,7 +981,7 @@ def test_metrics__anonymous__401(anon_client):
 
 
 def test_metrics__invalid__whole_error_body(flag):
-    body = metrics({"checkout": {"yes": -1, "no": "2"}})
+    body = metrics({"checkout": {"yes": -1, "no": "two"}})
 
     error = assert_error(post(sdk(), "/api/client/metrics", body), 400, "ValidationError")
 
@@ -987,7 +994,7 @@ def test_metrics__invalid__whole_error_body(flag):
         {
             "path": "/body/bucket/toggles/checkout/no",
             "message": "The `/body/bucket/toggles/checkout/no` property must be integer. "
-            'You sent "2".',
+            'You sent "two".',
         },
     ]
 

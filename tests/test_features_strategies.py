@@ -53,9 +53,9 @@ def _strategy_body(strategy_id: str, **fields) -> dict:
 
 def test_add_strategy__200_whole_strategy_and_event(admin_client, flag):
     body = {
-        "name": "userWithId",
-        "title": "Beta users",
-        "parameters": {"userIds": "alice,bob"},
+        "name": "remoteAddress",
+        "title": "Office",
+        "parameters": {"IPs": "10.0.0.1,10.0.0.2"},
         "constraints": [
             {"contextName": "appName", "operator": "IN", "values": ["shop"]},
             {"contextName": "version", "operator": "SEMVER_GTE", "value": "1.2.0"},
@@ -72,9 +72,9 @@ def test_add_strategy__200_whole_strategy_and_event(admin_client, flag):
     uuid.UUID(strategy_id)
     expected = _strategy_body(
         strategy_id,
-        name="userWithId",
-        title="Beta users",
-        parameters={"userIds": "alice,bob"},
+        name="remoteAddress",
+        title="Office",
+        parameters={"IPs": "10.0.0.1,10.0.0.2"},
         constraints=[
             {
                 "contextName": "appName",
@@ -104,7 +104,7 @@ def test_add_strategy__200_whole_strategy_and_event(admin_client, flag):
         "admin-tok",
     )
     assert event.data["id"] == strategy_id
-    assert event.data["parameters"] == {"userIds": "alice,bob"}
+    assert event.data["parameters"] == {"IPs": "10.0.0.1,10.0.0.2"}
 
 
 def test_add_strategy__sort_order_after_the_last(admin_client, flag):
@@ -148,6 +148,9 @@ def test_add_strategy__unknown_segment__400_nothing_written(admin_client, flag):
     [
         pytest.param({}, "/body/name", id="no-name"),
         pytest.param({"name": "gradualRolloutRandom"}, "/body/name", id="unknown-strategy"),
+        # Unleash 8.2 has no userWithId any more (measured: 400 "Could not find strategy type
+        # with name userWithId"); SDKs still evaluate the ones stored before.
+        pytest.param({"name": "userWithId"}, "/body/name", id="user-with-id-retired"),
         pytest.param({"name": 5}, "/body/name", id="name-not-string"),
         pytest.param(
             {"name": "default", "parameters": {"a": True}}, "/body/parameters/a", id="param-boolean"

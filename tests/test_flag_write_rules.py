@@ -12,7 +12,7 @@ from html import escape
 import pytest
 from django.test import Client
 
-from features.models import FeatureEnvironment, FeatureStrategy
+from features.models import FeatureEnvironment, FeatureStrategy, Segment
 from flagadmin.models import AuditEvent, Role
 from tests.admin_forms import change_form_data
 from tests.conftest import assert_error
@@ -69,24 +69,24 @@ def _last_event_id() -> int:
 
 
 def test_on__only_paused_strategies__adds_unleash_default(admin_client, flag):
-    post(admin_client, STRATEGIES, {"name": "userWithId", "disabled": True})
+    post(admin_client, STRATEGIES, {"name": "remoteAddress", "disabled": True})
     before = _last_event_id()
 
     response = post(admin_client, f"{ENVIRONMENT}/on")
 
     assert response.status_code == 200
     assert _enabled()
-    assert _strategies() == [("userWithId", True), ("flexibleRollout", False)]
+    assert _strategies() == [("remoteAddress", True), ("flexibleRollout", False)]
     added = FeatureStrategy.objects.get(name="flexibleRollout")
     assert added.parameters == {"rollout": "100", "stickiness": "default", "groupId": "checkout"}
     assert _event_types(before) == ["feature-strategy-add", "feature-environment-enabled"]
     # The answer is the flag as the write left it.
     development = response.json()["environments"][0]
-    assert [s["name"] for s in development["strategies"]] == ["userWithId", "flexibleRollout"]
+    assert [s["name"] for s in development["strategies"]] == ["remoteAddress", "flexibleRollout"]
 
 
 def test_on__activate_disabled__enables_paused_adds_nothing(admin_client, flag):
-    post(admin_client, STRATEGIES, {"name": "userWithId", "disabled": True})
+    post(admin_client, STRATEGIES, {"name": "remoteAddress", "disabled": True})
     post(admin_client, STRATEGIES, {"name": "default", "disabled": True})
     before = _last_event_id()
 
@@ -94,7 +94,7 @@ def test_on__activate_disabled__enables_paused_adds_nothing(admin_client, flag):
 
     assert response.status_code == 200
     assert _enabled()
-    assert _strategies() == [("userWithId", False), ("default", False)]
+    assert _strategies() == [("remoteAddress", False), ("default", False)]
     assert _event_types(before) == [
         "feature-strategy-update",
         "feature-strategy-update",
@@ -106,11 +106,11 @@ def test_on__activate_disabled__enables_paused_adds_nothing(admin_client, flag):
 
 @pytest.mark.parametrize("value", ["false", "TRUE", "1", ""])
 def test_on__activate_disabled_other_than_true__default_added(admin_client, flag, value):
-    post(admin_client, STRATEGIES, {"name": "userWithId", "disabled": True})
+    post(admin_client, STRATEGIES, {"name": "remoteAddress", "disabled": True})
 
     post(admin_client, f"{ENVIRONMENT}/on?shouldActivateDisabledStrategies={value}")
 
-    assert _strategies() == [("userWithId", True), ("flexibleRollout", False)]
+    assert _strategies() == [("remoteAddress", True), ("flexibleRollout", False)]
 
 
 def test_on__activate_disabled__no_strategy__default_added(admin_client, flag):
@@ -120,14 +120,14 @@ def test_on__activate_disabled__no_strategy__default_added(admin_client, flag):
 
 
 def test_on__already_on_all_paused__default_added_no_toggle_event(admin_client, flag):
-    created = post(admin_client, STRATEGIES, {"name": "userWithId"}).json()
+    created = post(admin_client, STRATEGIES, {"name": "remoteAddress"}).json()
     post(admin_client, f"{ENVIRONMENT}/on")
     FeatureStrategy.objects.filter(pk=created["id"]).update(disabled=True)  # as stored earlier
     before = _last_event_id()
 
     post(admin_client, f"{ENVIRONMENT}/on")
 
-    assert _strategies() == [("userWithId", True), ("flexibleRollout", False)]
+    assert _strategies() == [("remoteAddress", True), ("flexibleRollout", False)]
     assert _event_types(before) == ["feature-strategy-add"]
 
 
@@ -135,7 +135,7 @@ def test_on__already_on_all_paused__default_added_no_toggle_event(admin_client, 
 
 
 def test_pause_last_enabled_strategy__environment_turned_off(admin_client, flag):
-    created = post(admin_client, STRATEGIES, {"name": "userWithId"}).json()
+    created = post(admin_client, STRATEGIES, {"name": "remoteAddress"}).json()
     post(admin_client, f"{ENVIRONMENT}/on")
     before = _last_event_id()
 
@@ -148,7 +148,7 @@ def test_pause_last_enabled_strategy__environment_turned_off(admin_client, flag)
 
 
 def test_pause_one_of_two__environment_stays_on(admin_client, flag):
-    created = post(admin_client, STRATEGIES, {"name": "userWithId"}).json()
+    created = post(admin_client, STRATEGIES, {"name": "remoteAddress"}).json()
     post(admin_client, STRATEGIES, {"name": "default"})
     post(admin_client, f"{ENVIRONMENT}/on")
 
@@ -158,7 +158,7 @@ def test_pause_one_of_two__environment_stays_on(admin_client, flag):
 
 
 def test_pause_while_off__stays_off_no_event(admin_client, flag):
-    created = post(admin_client, STRATEGIES, {"name": "userWithId"}).json()
+    created = post(admin_client, STRATEGIES, {"name": "remoteAddress"}).json()
     before = _last_event_id()
 
     put(admin_client, f"{STRATEGIES}/{created['id']}", {**created, "disabled": True})
@@ -168,7 +168,7 @@ def test_pause_while_off__stays_off_no_event(admin_client, flag):
 
 
 def test_delete_last_strategy__environment_turned_off(admin_client, flag):
-    created = post(admin_client, STRATEGIES, {"name": "userWithId"}).json()
+    created = post(admin_client, STRATEGIES, {"name": "remoteAddress"}).json()
     post(admin_client, f"{ENVIRONMENT}/on")
 
     assert admin_client.delete(f"{STRATEGIES}/{created['id']}").status_code == 200
@@ -391,7 +391,7 @@ BULK = "/api/admin/projects/default/bulk_features/environments/development"
 
 
 def test_bulk_on__activate_disabled_and_default_strategy(admin_client, flag):
-    post(admin_client, STRATEGIES, {"name": "userWithId", "disabled": True})
+    post(admin_client, STRATEGIES, {"name": "remoteAddress", "disabled": True})
     assert post(admin_client, FEATURES, {"name": "bare"}).status_code == 201
 
     response = post(
@@ -408,7 +408,7 @@ def test_bulk_on__activate_disabled_and_default_strategy(admin_client, flag):
         FeatureStrategy.objects.values_list("feature_environment__feature_id", "name", "disabled")
     ) == [
         ("bare", "flexibleRollout", False),
-        ("checkout", "userWithId", False),
+        ("checkout", "remoteAddress", False),
     ]
 
 
@@ -459,3 +459,47 @@ def test_bulk_on__viewer__403(viewer_client, flag):
     assert_error(
         post(viewer_client, f"{BULK}/on", {"features": ["checkout"]}), 403, "NoAccessError"
     )
+
+
+# --- PUT as Unleash's ---------------------------------------------------------------------------
+
+
+def test_put_without_disabled__a_paused_strategy_stays_paused(admin_client, flag):
+    created = post(admin_client, STRATEGIES, {"name": "default", "disabled": True}).json()
+
+    response = put(admin_client, f"{STRATEGIES}/{created['id']}", {"name": "default"})
+
+    assert response.json()["disabled"] is True
+    post(admin_client, f"{ENVIRONMENT}/on")
+    assert _strategies() == [("default", True), ("flexibleRollout", False)]
+
+
+def test_put__sort_order_title_and_segments_left_as_they_are(admin_client, flag):
+    segment = Segment.objects.create(name="beta")
+    created = post(
+        admin_client,
+        STRATEGIES,
+        {"name": "default", "title": "kept", "sortOrder": 7, "segments": [segment.pk]},
+    ).json()
+
+    response = put(
+        admin_client, f"{STRATEGIES}/{created['id']}", {"name": "default", "sortOrder": 1}
+    )
+
+    body = response.json()
+    assert (body["sortOrder"], body["title"], body["segments"]) == (7, "kept", [segment.pk])
+
+
+def test_put__title_and_segments_given__replaced(admin_client, flag):
+    segment = Segment.objects.create(name="beta")
+    created = post(
+        admin_client, STRATEGIES, {"name": "default", "title": "old", "segments": [segment.pk]}
+    ).json()
+
+    response = put(
+        admin_client,
+        f"{STRATEGIES}/{created['id']}",
+        {"name": "default", "title": "new", "segments": []},
+    )
+
+    assert (response.json()["title"], response.json()["segments"]) == ("new", [])

@@ -29,6 +29,12 @@ NODE_DIR = Path(__file__).parent / "sdk" / "node"
 FEATURES = "/api/admin/projects/default/features"
 FLAG = "sdk-checkout"
 ALICE, BOB = {"userId": "alice"}, {"userId": "bob"}
+# Unleash 8.2 has no userWithId strategy any more: a constraint names the users.
+ONLY_ALICE = {
+    "name": "flexibleRollout",
+    "parameters": {"rollout": "100"},
+    "constraints": [{"contextName": "userId", "operator": "IN", "values": ["alice"]}],
+}
 
 
 @pytest.fixture(scope="session")
@@ -190,9 +196,7 @@ def test_sdk__flexible_rollout_0_then_100(evaluate, admin, flag):
 
 
 def test_sdk__user_with_id__on_only_for_that_user(evaluate, admin, flag):
-    call(
-        admin, "post", strategies_url(), {"name": "userWithId", "parameters": {"userIds": "alice"}}
-    )
+    call(admin, "post", strategies_url(), ONLY_ALICE)
     turn(admin, "on")
 
     assert evaluate([ALICE, BOB, {}]) == [True, False, False]
@@ -262,8 +266,7 @@ def test_sdk__pausing_the_only_strategy__off_for_everyone(evaluate, admin, flag)
 
 
 def test_sdk__on_with_only_paused_strategies__default_serves_everyone(evaluate, admin, flag):
-    only_alice = {"name": "userWithId", "parameters": {"userIds": "alice"}, "disabled": True}
-    call(admin, "post", strategies_url(), only_alice)
+    call(admin, "post", strategies_url(), {**ONLY_ALICE, "disabled": True})
 
     turn(admin, "on")
 
@@ -271,8 +274,7 @@ def test_sdk__on_with_only_paused_strategies__default_serves_everyone(evaluate, 
 
 
 def test_sdk__on_activating_paused_strategies__their_audience_only(evaluate, admin, flag):
-    only_alice = {"name": "userWithId", "parameters": {"userIds": "alice"}, "disabled": True}
-    call(admin, "post", strategies_url(), only_alice)
+    call(admin, "post", strategies_url(), {**ONLY_ALICE, "disabled": True})
 
     call(
         admin,
