@@ -417,6 +417,10 @@ class Outcome:
     payload: dict[str, str | None] = field(default_factory=dict)  # env -> first difference
     decisions: dict[str, int] = field(default_factory=dict)  # sdk -> compared
     mismatches: dict[str, int] = field(default_factory=dict)  # sdk -> differing
+    # On Unleash in development, per SDK: how many compared contexts are on, and the variants
+    # served (a sanity check that a set-up tests what it means to).
+    on: dict[str, int] = field(default_factory=dict)
+    variants: set[str] = field(default_factory=set)
     examples: list[str] = field(default_factory=list)
 
     @property
@@ -436,6 +440,9 @@ def compare(
             for index, (a, b) in enumerate(zip(left, right, strict=True)):
                 if not sticky[index]:
                     continue
+                if environment == "development":
+                    outcome.on[sdk] = outcome.on.get(sdk, 0) + bool(a[0])
+                    outcome.variants.add(a[1])
                 compared += 2
                 wrong = (a[0] != b[0]) + (a[1:] != b[1:])
                 differing += wrong
@@ -579,12 +586,17 @@ class Report:
 
     def print(self, timings: tuple[float, float, float, float], contexts: int) -> None:
         width = max(len(o.setup.slug) for o in self.outcomes)
-        print(f"{'set-up':<{width}}  {'python':>11}  {'node':>11}  status  payload")
+        print(
+            f"{'set-up':<{width}}  {'python':>11}  {'node':>11}  status  payload  "
+            "on Unleash (python/node)"
+        )
         for o in self.outcomes:
             sdk = "  ".join(f"{o.mismatches[s]:>5}/{o.decisions[s]:<5}" for s in SDKS)
             status = "DIFF" if o.status_differs else "same"
             payload = "same" if not any(o.payload.values()) else "DIFF"
-            print(f"{o.setup.slug:<{width}}  {sdk}  {status:<6}  {payload}")
+            on = "/".join(str(o.on.get(sdk, 0)) for sdk in SDKS)
+            served = f"{on} on, variants {','.join(sorted(o.variants))}"
+            print(f"{o.setup.slug:<{width}}  {sdk}  {status:<6}  {payload:<7}  {served}")
         for o in self.outcomes:
             if not (o.status_differs or any(o.payload.values()) or any(o.mismatches.values())):
                 continue
@@ -602,6 +614,17 @@ class Report:
         for label, record in self.status_differences:
             if label == "client tokens":
                 print(f"\nstatus differs for a client token: {record.statuses}")
+        refused = [
+            (o.setup.slug, r)
+            for o in self.outcomes
+            for r in o.calls
+            if not r.differs and (next(iter(r.statuses.values())) or 0) >= 300
+        ]
+        if refused:
+            print("\nadmin calls both servers refused (the same status; no finding):")
+            for slug, record in refused:
+                status, answer = record.statuses["unleash"], json.dumps(record.answers["unleash"])
+                print(f"  {slug}: {record.method} {record.path}: {status} {answer[:160]}")
         if self.uncovered:
             print("\nnot covered (flagadmin answers the endpoint's probe with an error):")
             for name, status in self.probes.items():

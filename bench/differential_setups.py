@@ -253,6 +253,30 @@ def constraint_setups() -> list[Setup]:
         # a number where Unleash takes a string (it coerces)
         "num-value-as-number": [{"contextName": "age", "operator": "NUM_GT", "value": 30}],
     }
+    # every operator once more, inverted and case-insensitive at once
+    flipped = {
+        "IN": c("country", "IN", "no", "SE"),
+        "NOT_IN": c("appName", "NOT_IN", "WEB", "checkout"),
+        "STR_CONTAINS": c("email", "STR_CONTAINS", "EXAMPLE"),
+        "STR_STARTS_WITH": c("email", "STR_STARTS_WITH", "EVE"),
+        "STR_ENDS_WITH": c("email", "STR_ENDS_WITH", ".NO", ".org"),
+        "NUM_EQ": c("age", "NUM_EQ", "18"),
+        "NUM_GT": c("age", "NUM_GT", "18"),
+        "NUM_GTE": c("age", "NUM_GTE", "18"),
+        "NUM_LT": c("age", "NUM_LT", "65.5"),
+        "NUM_LTE": c("age", "NUM_LTE", "65.5"),
+        "DATE_AFTER": c("currentTime", "DATE_AFTER", "2027-01-01T00:00:00.000Z"),
+        "DATE_BEFORE": c("currentTime", "DATE_BEFORE", "2023-07-01T00:00:00.000Z"),
+        "SEMVER_EQ": c("version", "SEMVER_EQ", "2.0.0-beta.1"),
+        "SEMVER_GT": c("version", "SEMVER_GT", "1.2.3"),
+        "SEMVER_LT": c("version", "SEMVER_LT", "1.10.0"),
+    }
+    for operator, found in flipped.items():
+        cases[f"{operator.lower().replace('_', '-')}-inverted-ci"] = [
+            found | {"inverted": True, "caseInsensitive": True}
+        ]
+    # both servers refuse an inverted REGEX ("REGEX operator cannot be inverted")
+    cases["regex-ci-anchored"] = [c("email", "REGEX", "^(ann|EVE)@", caseInsensitive=True)]
     return [
         setup(f"constraint-{slug}", add(constrained(*constraints)), on())
         for slug, constraints in cases.items()
@@ -384,6 +408,35 @@ def lifecycle_setups() -> list[Setup]:
         setup("delete-last-then-add", add(DEFAULT, keep="s1"), on(), remove("s1"), add(user7)),
         setup("delete-last-then-on", add(user7, keep="s1"), on(), remove("s1"), on()),
         setup("delete-one-of-two", add(DEFAULT, keep="s1"), add(user7), on(), remove("s1")),
+        setup(
+            "delete-enabled-leaving-disabled",
+            add(user7 | {"disabled": True}),
+            add(DEFAULT, keep="s1"),
+            on(),
+            remove("s1"),
+        ),
+        setup(
+            "pause-only-in-production",
+            add(DEFAULT, "production", keep="s1"),
+            add(DEFAULT),
+            on(),
+            on("production"),
+            put("s1", DEFAULT | {"disabled": True}, "production"),
+        ),
+        # a PUT that leaves out `parameters`: Unleash fills in the defaults again
+        setup(
+            "put-without-parameters",
+            add(rollout("33", "userId"), keep="s1"),
+            on(),
+            put("s1", {"name": "flexibleRollout"}),
+            sticky_on=ANY_ID,
+        ),
+        setup(
+            "put-without-constraints",
+            add(user7 | {"title": "kept?"}, keep="s1"),
+            on(),
+            put("s1", {"name": "default", "disabled": False}),
+        ),
         setup("archive-by-delete", add(DEFAULT), on(), Call("DELETE", FLAG)),
         setup(
             "archive-batch",
@@ -494,7 +547,7 @@ def contexts(count: int = 500, seed: int = 25) -> list[dict]:
     draw = random.Random(seed)
     apps = ["web", "Web", "checkout", "mobile-ios", None]
     environments = ["development", "production", "staging", None]
-    tenants = [f"t{n}" for n in range(8)] + [None, None]
+    tenants = [f"t{n}" for n in range(20)] + [None] * 4
     versions = [
         "1.2.3",
         "1.2.4",
