@@ -149,6 +149,14 @@ class CreateFeatureStrategySchemaSerializer(StrictSerializer):
         }
 
 
+@extend_schema_serializer(component_name="setStrategySortOrderSchema")
+class StrategySortOrderSchemaSerializer(StrictSerializer):
+    """A strategy with its new sort order (the body is a list of them)."""
+
+    id = StrictCharField(help_text="The strategy's id.")
+    sortOrder = StrictIntegerField(min_value=SORT_ORDER_MIN, max_value=SORT_ORDER_MAX)
+
+
 @extend_schema_serializer(component_name="batchFeaturesSchema")
 class BatchFeaturesSchemaSerializer(StrictSerializer):
     features = StrictListField(child=StrictCharField(), help_text="Flag names.")

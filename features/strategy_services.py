@@ -38,6 +38,7 @@ UNCHANGED = Unchanged()
 FEATURE_STRATEGY_ADD = "feature-strategy-add"
 FEATURE_STRATEGY_UPDATE = "feature-strategy-update"
 FEATURE_STRATEGY_REMOVE = "feature-strategy-remove"
+STRATEGY_ORDER_CHANGED = "strategy-order-changed"
 
 
 def strategy_event_data(strategy: FeatureStrategy) -> dict:
@@ -433,3 +434,39 @@ def delete_feature_strategy(
             tags=tags_of(feature),
         )
         _turn_off_without_enabled_strategy(feature, environment, actor)
+
+
+def set_strategy_sort_order(
+    *, feature: Feature, environment: str, sort_orders: Sequence[tuple[str, int]], actor: object
+) -> None:
+    """Give the flag's strategies in `environment` new sort orders, `(strategy id, order)`
+    pairs, as Unleash's `setStrategySortOrder`; records `strategy-order-changed` with the ids
+    in their order before and after. An id that is not one of those strategies is refused
+    and nothing changes."""
+    with transaction.atomic():
+        feature_environment = _locked_feature_environment(feature, environment)
+        ordered = feature_environment.strategies.order_by("sort_order", "created_at", "id")
+        strategies = {str(s.pk): s for s in ordered.select_for_update(of=("self",))}
+        before = list(strategies)
+        if any(strategy_id not in strategies for strategy_id, _ in sort_orders):
+            raise ValidationError.for_property(
+                "/body",
+                "The `/body` property names a strategy that is not one of this flag's in "
+                "this environment (Unleash: trying to change strategies for environment via "
+                "update sortOrder).",
+            )
+        for strategy_id, sort_order in sort_orders:
+            FeatureStrategy.objects.filter(pk=strategies[strategy_id].pk).update(
+                sort_order=sort_order
+            )
+        after = [str(pk) for pk in ordered.values_list("pk", flat=True)]
+        record_event(
+            STRATEGY_ORDER_CHANGED,
+            actor=actor,
+            project=feature.project_id,
+            feature_name=feature.name,
+            environment=environment,
+            data={"strategyIds": after},
+            pre_data={"strategyIds": before},
+            tags=tags_of(feature),
+        )

@@ -83,6 +83,11 @@ urlpatterns = [
         name="feature-strategies",
     ),
     path(
+        f"{FLAG_ENVIRONMENT}/strategies/set-sort-order",
+        FeatureStrategyViewSet.as_view({"post": "set_sort_order"}),
+        name="feature-strategies-sort-order",
+    ),
+    path(
         f"{FLAG_ENVIRONMENT}/strategies/<str:strategyId>",
         FeatureStrategyViewSet.as_view({"get": "retrieve", "put": "update", "delete": "destroy"}),
         name="feature-strategy",

@@ -35,6 +35,7 @@ from features.strategy_serializers import (
     BulkToggleFeaturesSchemaSerializer,
     CreateFeatureStrategySchemaSerializer,
     ProjectFeaturesSchemaSerializer,
+    StrategySortOrderSchemaSerializer,
 )
 from features.strategy_services import (
     UNCHANGED,
@@ -42,6 +43,7 @@ from features.strategy_services import (
     delete_feature_strategy,
     set_feature_environment_enabled,
     set_features_environment_enabled,
+    set_strategy_sort_order,
     update_feature_strategy,
 )
 from flagadmin import permissions as perms
@@ -328,6 +330,7 @@ class FeatureStrategyViewSet(AdminApiMixin, viewsets.ViewSet):
         "create": perms.UPDATE_FEATURE,
         "update": perms.UPDATE_FEATURE,
         "destroy": perms.UPDATE_FEATURE,
+        "set_sort_order": perms.UPDATE_FEATURE,
     }
     project_url_kwarg = "projectId"
 
@@ -457,6 +460,36 @@ class FeatureStrategyViewSet(AdminApiMixin, viewsets.ViewSet):
             feature=feature,
             environment=environment,
             strategy=get_feature_strategy_or_404(feature, environment, strategyId),
+            actor=request.user,
+        )
+        return Response(status=status.HTTP_200_OK)
+
+    @extend_schema(
+        operation_id="setStrategySortOrder",
+        tags=["Features"],
+        summary="Set strategy sort order",
+        description=(
+            "Gives the listed strategies of the flag in the environment their new sort order "
+            "(the order SDKs evaluate them in) and records `strategy-order-changed` with the "
+            "strategy ids in order before and after. An id that is not one of those "
+            "strategies is 400 and changes nothing. Needs `UPDATE_FEATURE` in the project. "
+            "200, no body."
+        ),
+        parameters=[PROJECT_ID, FEATURE_NAME, ENVIRONMENT],
+        request=StrategySortOrderSchemaSerializer(many=True),
+        responses={
+            200: OpenApiResponse(description="This response has no body."),
+            **error_responses(400, 404, 413, 415),
+        },
+    )
+    def set_sort_order(self, request: Request, projectId: str, featureName: str, environment):
+        body = StrategySortOrderSchemaSerializer(data=request.data, many=True)
+        body.is_valid(raise_exception=True)
+        feature = get_active_feature_or_404(projectId, featureName)
+        set_strategy_sort_order(
+            feature=feature,
+            environment=environment,
+            sort_orders=[(item["id"], item["sortOrder"]) for item in body.validated_data],
             actor=request.user,
         )
         return Response(status=status.HTTP_200_OK)

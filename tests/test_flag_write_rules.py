@@ -503,3 +503,50 @@ def test_put__title_and_segments_given__replaced(admin_client, flag):
     )
 
     assert (response.json()["title"], response.json()["segments"]) == ("new", [])
+
+
+# --- set-sort-order ----------------------------------------------------------------------------
+
+
+def test_set_sort_order__reorders_and_records_the_order(admin_client, flag):
+    first = post(admin_client, STRATEGIES, {"name": "default"}).json()
+    second = post(admin_client, STRATEGIES, {"name": "remoteAddress"}).json()
+
+    response = post(
+        admin_client,
+        f"{STRATEGIES}/set-sort-order",
+        [{"id": first["id"], "sortOrder": 5}, {"id": second["id"], "sortOrder": 1}],
+    )
+
+    assert response.status_code == 200
+    assert response.content == b""
+    assert [s["id"] for s in admin_client.get(STRATEGIES).json()] == [second["id"], first["id"]]
+    event = AuditEvent.objects.get(type="strategy-order-changed")
+    assert event.pre_data == {"strategyIds": [first["id"], second["id"]]}
+    assert event.data == {"strategyIds": [second["id"], first["id"]]}
+
+
+def test_set_sort_order__unknown_strategy__400_nothing_changed(admin_client, flag):
+    first = post(admin_client, STRATEGIES, {"name": "default"}).json()
+
+    response = post(
+        admin_client,
+        f"{STRATEGIES}/set-sort-order",
+        [{"id": first["id"], "sortOrder": 5}, {"id": "nope", "sortOrder": 1}],
+    )
+
+    assert_error(response, 400, "ValidationError")
+    assert FeatureStrategy.objects.get().sort_order == 0
+    assert not AuditEvent.objects.filter(type="strategy-order-changed").exists()
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param({"id": "x", "sortOrder": 1}, id="not-a-list"),
+        pytest.param([{"id": "x"}], id="no-sort-order"),
+        pytest.param([{"id": 5, "sortOrder": 1}], id="id-not-string"),
+    ],
+)
+def test_set_sort_order__invalid_body__400(admin_client, flag, body):
+    assert_error(post(admin_client, f"{STRATEGIES}/set-sort-order", body), 400, "ValidationError")

@@ -148,6 +148,8 @@ UNLEASH_TAGS = {
     "/strategies": "Features",
     "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}"
     "/strategies/{strategyId}": "Features",
+    "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}"
+    "/strategies/set-sort-order": "Features",
     "/api/client/features": "Client",
     "/api/client/features/{featureName}": "Client",
     "/api/client/metrics": "Client",
