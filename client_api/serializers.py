@@ -32,6 +32,10 @@ from flagadmin.names import is_url_friendly
 
 # Unleash's pattern for a `tag` query value (unanchored, as Unleash's validator applies it).
 TAG_QUERY_RE = re.compile(r"\w+:.+", re.ASCII)
+# No flag, tag or project holds one, and PostgreSQL cannot compare text with a NUL.
+CONTROL_CHARACTER_RE = re.compile(r"[\x00-\x1f\x7f]")
+NUL_PROBLEM = "must not contain the NUL character (\\u0000)"
+CONTROL_PROBLEM = "must not contain control characters (\\u0001 to \\u001f, \\u007f)"
 NOT_URL_FRIENDLY = UrlFriendlyNameField.default_error_messages["not_url_friendly"]
 
 
@@ -64,13 +68,15 @@ def parse_feature_filter(query: QueryDict) -> FeatureFilter:
     }
     problems: dict[str, object] = {}
     tag_problems = [
-        {} if TAG_QUERY_RE.search(value) else ["must be a tag as `type:value`"]
+        _control_problem(value)
+        or ({} if TAG_QUERY_RE.search(value) else ["must be a tag as `type:value`"])
         for value in sent["tag"]
     ]
     if any(tag_problems):
         problems["tag"] = tag_problems
     project_problems = [
-        {} if is_url_friendly(value) else [NOT_URL_FRIENDLY] for value in sent["project"]
+        _control_problem(value) or ({} if is_url_friendly(value) else [NOT_URL_FRIENDLY])
+        for value in sent["project"]
     ]
     if any(project_problems):
         problems["project"] = project_problems
@@ -79,6 +85,8 @@ def parse_feature_filter(query: QueryDict) -> FeatureFilter:
         problems["namePrefix"] = ["must be string"]
     elif prefixes == [""]:
         problems["namePrefix"] = ["must NOT have fewer than 1 characters"]
+    elif prefixes and _control_problem(prefixes[0]):
+        problems["namePrefix"] = _control_problem(prefixes[0])
     if problems:
         # Quote a single namePrefix as the string it is.
         sent["namePrefix"] = prefixes[0] if len(prefixes) == 1 else prefixes
@@ -89,6 +97,13 @@ def parse_feature_filter(query: QueryDict) -> FeatureFilter:
         projects=tuple(sent["project"]),
         name_prefix=prefixes[0] if prefixes else None,
     )
+
+
+def _control_problem(value: str) -> list[str]:
+    found = CONTROL_CHARACTER_RE.search(value)
+    if found is None:
+        return []
+    return [NUL_PROBLEM if "\x00" in value else CONTROL_PROBLEM]
 
 
 @extend_schema_serializer(component_name="clientFeatureStrategySchema")
