@@ -62,13 +62,10 @@ class ClientTokenAuthentication(TokenAuthentication):
         raw = self.token_in(request)
         if raw is None:
             return None
+        principal = remembered_client(raw)
+        if principal is not None:
+            return principal, None
         digest = ApiToken.digest_of(raw)
-        recent = _recent.get(digest)
-        if recent is not None:
-            looked_up_at, principal, expires_at = recent
-            fresh = time.monotonic() - looked_up_at < settings.CLIENT_API_REUSE_SECONDS
-            if fresh and (expires_at is None or expires_at > timezone.now()):
-                return principal, None
         found = find_token(raw, with_revision=True)
         if found is None:
             raise AuthenticationRequired()
@@ -89,6 +86,20 @@ class ClientTokenAuthentication(TokenAuthentication):
                 _recent.clear()
             _recent[digest] = (time.monotonic(), principal, token.expires_at)
         return principal, None
+
+
+def remembered_client(raw: str) -> ClientPrincipal | None:
+    """The SDK whose token this worker looked up less than CLIENT_API_REUSE_SECONDS ago (and
+    which has not expired since), without a query; None otherwise."""
+    recent = _recent.get(ApiToken.digest_of(raw))
+    if recent is None:
+        return None
+    looked_up_at, principal, expires_at = recent
+    if time.monotonic() - looked_up_at >= settings.CLIENT_API_REUSE_SECONDS:
+        return None
+    if expires_at is not None and expires_at <= timezone.now():
+        return None
+    return principal
 
 
 class IsClient(BasePermission):

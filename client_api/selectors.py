@@ -1,9 +1,19 @@
-"""What SDKs receive from GET /api/client/features, serialized once per change.
+"""What SDKs receive from GET /api/client/features: built from one snapshot, kept by each
+worker, rebuilt by one request at a time. Design and measurements: docs/client-payload.md.
 
-Every application instance polls this every few seconds, so the JSON body is built once and
-reused by each worker while the revision (the newest audit event's id, read with the token in
-one query) is unchanged, and for at most CLIENT_FEATURES_MAX_AGE seconds, which bounds how long
-a change that recorded no event (or committed after a newer one) takes to reach SDKs.
+- One snapshot (`flagadmin.db.read_snapshot`): the flags, their strategies and the revision
+  the body is keyed by (the newest audit event's id: every flag change records one) are read
+  together, so no SDK gets a state that was never committed.
+- Versions only move forward: a kept body is replaced only by one of the same revision or a
+  newer one. A body is current while the revision its request read (with the token, at most
+  `CLIENT_API_REUSE_SECONDS` old) is not newer than the body's, for at most
+  `CLIENT_FEATURES_MAX_AGE` seconds (a change that recorded no event); and on PostgreSQL, when
+  write transactions were in flight at its snapshot (one of them may commit an event older
+  than the revision seen), for at most `CLIENT_API_REUSE_SECONDS`: it is provisional.
+- No herd: when the body must be rebuilt, one request per worker and key builds it while the
+  others answer from the body they have; they wait only when there is none.
+- A request that must not go back (its SDK holds an ETag other than ours, maybe from another
+  worker) asks with `since`: a provisional body built before it arrived is rebuilt.
 
 The ETag is the query's hash and the flags' hash only, not the revision: any audited write (an
 API token created, a user signed in) moves the revision, and a rebuild that finds the same flags
@@ -22,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
+from django.db import connection
 from django.db.models import Q
 
 from features.models import (
@@ -33,6 +44,9 @@ from features.models import (
     FeatureTag,
     Segment,
 )
+from flagadmin.db import read_snapshot
+from flagadmin.models import AuditEvent
+from flagadmin.sql import column, table
 
 
 @dataclass(frozen=True)
@@ -51,10 +65,19 @@ EVERY_FLAG = FeatureFilter()
 
 @dataclass(frozen=True)
 class ClientFeaturesBody:
+    # The newest audit event's id in the snapshot the body was read from.
     revision: int
+    # PostgreSQL: write transactions were in flight at that snapshot (see the module's doc).
+    provisional: bool
+    # `now()` just before the snapshot was taken.
     built_at: float
     etag: str
     body: bytes
+
+
+def now() -> float:
+    """The clock of the bodies' ages (monotonic seconds); tests replace it."""
+    return time.monotonic()
 
 
 # Bodies per (projects, environment, the query's filter): SDKs poll with a fixed query, but
@@ -65,6 +88,8 @@ MAX_KEPT_BYTES = 32 * 1024 * 1024
 _cache: dict[tuple[object, ...], ClientFeaturesBody] = {}
 _kept_bytes = 0
 _lock = threading.Lock()
+# Who builds: one lock per stripe of keys, a fixed number whatever queries are sent.
+_builders = tuple(threading.Lock() for _ in range(64))
 
 
 def clear_cache() -> None:
@@ -75,20 +100,47 @@ def clear_cache() -> None:
         _kept_bytes = 0
 
 
-def _keep(key: tuple[object, ...], built: ClientFeaturesBody) -> None:
+def _keep(key: tuple[object, ...], built: ClientFeaturesBody) -> ClientFeaturesBody:
+    """Keep `built` unless a body of a newer revision is kept already; return the kept one."""
     global _kept_bytes
     with _lock:
-        replaced = _cache.pop(key, None)
-        if replaced is not None:
-            _kept_bytes -= len(replaced.body)
+        kept = _cache.get(key)
+        if kept is not None and kept.revision > built.revision:
+            return kept
+        if kept is not None:
+            del _cache[key]
+            _kept_bytes -= len(kept.body)
         if len(built.body) > MAX_KEPT_BYTES:
-            return
+            return built
         while _cache and (
             len(_cache) >= MAX_KEPT_BODIES or _kept_bytes + len(built.body) > MAX_KEPT_BYTES
         ):
             _kept_bytes -= len(_cache.pop(next(iter(_cache))).body)
         _cache[key] = built
         _kept_bytes += len(built.body)
+        return built
+
+
+def _is_current(found: ClientFeaturesBody, revision: int, since: float | None) -> bool:
+    max_age = (
+        settings.CLIENT_API_REUSE_SECONDS if found.provisional else settings.CLIENT_FEATURES_MAX_AGE
+    )
+    if found.revision < revision or now() - found.built_at >= max_age:
+        return False
+    return since is None or not found.provisional or found.built_at >= since
+
+
+def kept_body(
+    *,
+    projects: tuple[str, ...],
+    environment: str,
+    revision: int,
+    narrowed: FeatureFilter = EVERY_FLAG,
+) -> ClientFeaturesBody | None:
+    """The body `client_features` would answer with when this worker keeps it current, without
+    touching the database; None when it would have to build or wait."""
+    found = _cache.get((effective_projects(projects, narrowed), environment, narrowed))
+    return found if found is not None and _is_current(found, revision, None) else None
 
 
 def client_features(
@@ -97,25 +149,31 @@ def client_features(
     environment: str,
     revision: int,
     narrowed: FeatureFilter = EVERY_FLAG,
+    since: float | None = None,
 ) -> ClientFeaturesBody:
     """The serialized body for the token's projects and environment, narrowed by the SDK's
-    query, from this worker's cache when it is current."""
+    query: this worker's when it is current for `revision`, else rebuilt. `since` (a `now()`):
+    the caller must get what was committed before then, so a provisional body built earlier
+    will not do, nor the body another request is still building."""
     projects = effective_projects(projects, narrowed)
     # The filter whole: `?project=*` filters nothing but is echoed.
     key = (projects, environment, narrowed)
     found = _cache.get(key)
-    now = time.monotonic()
-    if (
-        found is not None
-        and found.revision == revision
-        and now - found.built_at < settings.CLIENT_FEATURES_MAX_AGE
-    ):
+    if found is not None and _is_current(found, revision, since):
         return found
-    built = _build(
-        projects=projects, environment=environment, narrowed=narrowed, revision=revision, now=now
-    )
-    _keep(key, built)
-    return built
+    builder = _builders[hash(key) % len(_builders)]
+    if found is not None and since is None:
+        if not builder.acquire(blocking=False):
+            return found  # being rebuilt: the body we have meanwhile
+    else:
+        builder.acquire()
+    try:
+        found = _cache.get(key)
+        if found is not None and _is_current(found, revision, since):
+            return found  # built while this request waited
+        return _keep(key, _build(projects=projects, environment=environment, narrowed=narrowed))
+    finally:
+        builder.release()
 
 
 def effective_projects(projects: tuple[str, ...], narrowed: FeatureFilter) -> tuple[str, ...]:
@@ -125,14 +183,14 @@ def effective_projects(projects: tuple[str, ...], narrowed: FeatureFilter) -> tu
 
 
 def _build(
-    *,
-    projects: tuple[str, ...],
-    environment: str,
-    narrowed: FeatureFilter,
-    revision: int,
-    now: float,
+    *, projects: tuple[str, ...], environment: str, narrowed: FeatureFilter
 ) -> ClientFeaturesBody:
-    features = client_feature_list(projects=projects, environment=environment, narrowed=narrowed)
+    built_at = now()
+    with read_snapshot():
+        revision, provisional = _revision_in_snapshot()
+        features = client_feature_list(
+            projects=projects, environment=environment, narrowed=narrowed
+        )
     # Unleash's keys, in its order; absent when not asked for.
     query: dict[str, Any] = {}
     if narrowed.tags:
@@ -156,7 +214,28 @@ def _build(
         + json.dumps(meta, separators=(",", ":"))
         + "}"
     ).encode()
-    return ClientFeaturesBody(revision=revision, built_at=now, etag=etag, body=body)
+    return ClientFeaturesBody(
+        revision=revision, provisional=provisional, built_at=built_at, etag=etag, body=body
+    )
+
+
+def _revision_in_snapshot() -> tuple[int, bool]:
+    """The newest audit event's id (0 before any), and whether it may yet be joined by an
+    older one: on PostgreSQL, whether write transactions were in flight at the snapshot (the
+    first statement of the block, which takes it). An id is taken before its transaction
+    commits, so one in flight may commit an id below the newest seen; ids taken after a
+    snapshot with none in flight are all above it. SQLite's writers hold the write lock from
+    BEGIN to COMMIT, so they commit in id order."""
+    newest = f"SELECT COALESCE(MAX({column(AuditEvent, 'id')}), 0) FROM {table(AuditEvent)}"
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(
+                f"SELECT ({newest}), EXISTS (SELECT FROM pg_snapshot_xip(pg_current_snapshot()))"
+            )
+            revision, in_flight = cursor.fetchone()
+            return revision, in_flight
+        cursor.execute(newest)
+        return cursor.fetchone()[0], False
 
 
 def client_feature_list(
@@ -166,7 +245,14 @@ def client_feature_list(
     its state and enabled strategies in `environment`; segments' constraints are inlined into
     the strategies' (as Unleash does with `inlineSegmentConstraints`). `narrowed`'s tags and
     name prefix keep only the flags with one of the tags and a name that starts with it. Five
-    queries whatever the number of flags."""
+    queries whatever the number of flags, in one snapshot."""
+    with read_snapshot():
+        return _client_feature_list(projects=projects, environment=environment, narrowed=narrowed)
+
+
+def _client_feature_list(
+    *, projects: tuple[str, ...], environment: str, narrowed: FeatureFilter
+) -> list[dict[str, Any]]:
     flags = Feature.objects.filter(archived_at__isnull=True)
     if "*" not in projects:
         flags = flags.filter(project_id__in=projects)

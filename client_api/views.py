@@ -13,6 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from client_api import selectors
 from client_api.authentication import ClientPrincipal, ClientTokenAuthentication, IsClient
 from client_api.schema import ClientTokenScheme  # noqa: F401  (registers the scheme)
 from client_api.selectors import client_feature_list, client_features, effective_projects
@@ -34,6 +35,7 @@ from flagadmin.api.errors import (
 )
 from flagadmin.api.views import BODY_METHODS, NoRouteMixin
 from flagadmin.schema import error_responses
+from flagadmin.tokens import current_revision
 
 
 def etag_matches(if_none_match: str | None, etag: str) -> bool:
@@ -104,14 +106,27 @@ class ClientFeaturesView(ClientApiView):
         },
     )
     def get(self, request: Request) -> HttpResponse:
+        arrived = selectors.now()
         client: ClientPrincipal = request.user
+        narrowed = parse_feature_filter(request.query_params)
         found = client_features(
             projects=client.projects,
             environment=client.environment,
             revision=client.revision,
-            narrowed=parse_feature_filter(request.query_params),
+            narrowed=narrowed,
         )
-        if etag_matches(request.META.get("HTTP_IF_NONE_MATCH"), found.etag):
+        if_none_match = request.META.get("HTTP_IF_NONE_MATCH")
+        if if_none_match and not etag_matches(if_none_match, found.etag):
+            # The SDK holds another state, maybe a newer one from another worker: answer
+            # from the database's state now, never from an older one than it has seen.
+            found = client_features(
+                projects=client.projects,
+                environment=client.environment,
+                revision=current_revision(),
+                narrowed=narrowed,
+                since=arrived,
+            )
+        if etag_matches(if_none_match, found.etag):
             response = HttpResponseNotModified()
         else:
             response = HttpResponse(found.body, content_type="application/json")

@@ -139,15 +139,22 @@ def atomic_retrying_conflicts(work: Callable[[], T]) -> T:
 
 @contextmanager
 def read_snapshot(*, local_settings: Sequence[str] = ()) -> Iterator[None]:
-    """Every query of the block reads the same snapshot of the database, and none can write:
+    """Every query of the block reads the same snapshot of the database, and none may write:
     on PostgreSQL a REPEATABLE READ, READ ONLY transaction, with `local_settings` (constant
-    SQL such as "jit = off") set for it alone. Inside a caller's transaction the caller's
-    isolation rules, and the settings last until it ends; with autocommit off (the caller
-    runs its own transactions) nothing is changed. On SQLite nothing is opened (its
-    transactions here take the write lock, IMMEDIATE, which a read must not): each query
-    reads the newest state, so callers must not assume the reads agree."""
+    SQL such as "jit = off") set for it alone; on SQLite a DEFERRED transaction, which in WAL
+    mode reads one snapshot from its first read to its end without taking the write lock (the
+    IMMEDIATE transactions of this project's writers take it at BEGIN). Inside a caller's
+    transaction the caller's isolation rules, and the settings last until it ends; with
+    autocommit off (the caller runs its own transactions) nothing is changed."""
     runs_own_transactions = not connection.in_atomic_block and not connection.get_autocommit()
-    if connection.vendor != "postgresql" or runs_own_transactions:
+    if runs_own_transactions:
+        yield
+        return
+    if connection.vendor == "sqlite":
+        with _deferred_transaction():
+            yield
+        return
+    if connection.vendor != "postgresql":
         yield
         return
     statements = (
@@ -162,6 +169,20 @@ def read_snapshot(*, local_settings: Sequence[str] = ()) -> Iterator[None]:
             with connection.cursor() as cursor:
                 cursor.execute("; ".join(statements))
         yield
+
+
+@contextmanager
+def _deferred_transaction() -> Iterator[None]:
+    """SQLite: Django's atomic block begun as `BEGIN DEFERRED` for once (a savepoint of the
+    caller's transaction when there is one)."""
+    mode = getattr(connection, "transaction_mode", None)
+    connection.transaction_mode = "DEFERRED"
+    try:
+        with transaction.atomic(savepoint=False):
+            connection.transaction_mode = mode  # begun; nested blocks are savepoints
+            yield
+    finally:
+        connection.transaction_mode = mode
 
 
 @contextmanager

@@ -178,6 +178,8 @@ MIDDLEWARE = [
     "flagadmin.middleware.HostHeaderMiddleware",
     # API paths matched as Unleash matches them (repeated and trailing slashes).
     "flagadmin.middleware.ApiPathMiddleware",
+    # SDKs' polls answered from the worker's memory when it can (the rest goes on).
+    "client_api.middleware.ClientFeaturesFromMemoryMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Serves the admin's CSS/JS under gunicorn with DEBUG off (no separate web server needed).
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -345,7 +347,7 @@ TOKEN_LAST_USED_RESOLUTION = int(os.environ.get("TOKEN_LAST_USED_RESOLUTION", "3
 LAST_SEEN_RESOLUTION = int(os.environ.get("LAST_SEEN_RESOLUTION", "60"))
 # GET /api/client/features: a worker reuses the body it serialized while no audit event was
 # recorded since, and for at most this many seconds (which bounds what a change made outside
-# the API, e.g. in SQL, or committed out of order takes to reach SDKs).
+# the API, e.g. in SQL, takes to reach SDKs). docs/client-payload.md.
 CLIENT_FEATURES_MAX_AGE = int(os.environ.get("CLIENT_FEATURES_MAX_AGE", "10"))
 # Per-flag limits, Unleash 8.2's defaults and variable names (`features.limits`): strategies
 # per flag environment, constraints per strategy, values per constraint, segments per strategy,
@@ -358,8 +360,10 @@ CONSTRAINT_VALUES_LIMIT = max(1, int(os.environ.get("UNLEASH_CONSTRAINT_VALUES_L
 STRATEGY_SEGMENTS_LIMIT = max(1, int(os.environ.get("UNLEASH_STRATEGY_SEGMENTS_LIMIT", "5")))
 SEGMENT_VALUES_LIMIT = max(1, int(os.environ.get("UNLEASH_SEGMENT_VALUES_LIMIT", "1000")))
 # /api/client: a worker reuses a client token's lookup, and the revision read with it, for this
-# many seconds (0: a query on every request). SDKs poll every 15 s by default, so a second's
-# delay is invisible to them and spares the database most of their requests.
+# many seconds (0: a query on every request), and a body read while writes were in flight (one
+# of them may commit out of order) as long. So a commit reaches every worker within it (plus
+# one build). SDKs poll every 15 s by default, so a second's delay is invisible to them and
+# spares the database most of their requests.
 CLIENT_API_REUSE_SECONDS = float(os.environ.get("CLIENT_API_REUSE_SECONDS", "1"))
 
 LOGGING = {

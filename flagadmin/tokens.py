@@ -188,6 +188,15 @@ def find_token(
     return FoundToken(token, revision)
 
 
+def current_revision() -> int:
+    """The newest audit event's id now (0 before any), as `find_token(with_revision=True)`
+    reads it, for a caller whose token lookup is reused but must not answer from an older
+    state than the database's."""
+    with prepared_cursor(connections[DEFAULT_DB_ALIAS]) as cursor:
+        cursor.execute(_revision_statement())
+        return cursor.fetchone()[0] or 0
+
+
 def record_use(token: ApiToken) -> None:
     """Record the token's use at most every TOKEN_LAST_USED_RESOLUTION seconds, never on every
     request (it is a write)."""
@@ -222,10 +231,15 @@ _DATETIME_POSITIONS = tuple(
 
 
 @functools.cache
+def _revision_statement() -> str:
+    return f"SELECT MAX({column(AuditEvent, 'id')}) FROM {table(AuditEvent)}"
+
+
+@functools.cache
 def _token_statement(with_revision: bool) -> str:
     columns = ", ".join(column(ApiToken, name) for name in _TOKEN_FIELDS)
     if with_revision:
-        columns += f", (SELECT MAX({column(AuditEvent, 'id')}) FROM {table(AuditEvent)})"
+        columns += f", ({_revision_statement()})"
     return f"SELECT {columns} FROM {table(ApiToken)} WHERE {column(ApiToken, 'digest')} = %s"
 
 
