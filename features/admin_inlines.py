@@ -16,6 +16,11 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.http import urlencode
 
+from features.dependency_services import (
+    dependency_problem,
+    remove_feature_dependency,
+    set_feature_dependency,
+)
 from features.limit_forms import StrategySegmentsFormSet
 from features.models import (
     Feature,
@@ -26,18 +31,11 @@ from features.models import (
     FeatureTag,
     Tag,
 )
-from features.services import (
-    dependency_problem,
-    remove_feature_dependency,
-    set_feature_dependency,
-    set_feature_environment_variants,
-    tag_feature,
-    untag_feature,
-)
+from features.services import set_feature_environment_variants, tag_feature, untag_feature
 from features.strategy_services import set_feature_environment_enabled
 from flagadmin.admin_audit import json_safe
 from flagadmin.admin_fields import LinesField
-from flagadmin.api.errors import InvalidOperationError
+from flagadmin.api.errors import InvalidOperationError, NotFoundError
 
 
 class FeatureEnvironmentInline(admin.TabularInline):
@@ -90,7 +88,7 @@ class FeatureLifecycleStageInline(admin.TabularInline):
 
 
 class FeatureDependencyForm(forms.ModelForm):
-    """A parent as Unleash allows one (`features.services.dependency_problem`)."""
+    """A parent as Unleash allows one (`features.dependency_services.dependency_problem`)."""
 
     class Meta:
         model = FeatureDependency
@@ -98,9 +96,12 @@ class FeatureDependencyForm(forms.ModelForm):
 
     def clean_parent(self) -> Feature:
         parent = self.cleaned_data["parent"]
-        problem = dependency_problem(child_id=self.instance.child_id, parent=parent)
-        if problem:
-            raise forms.ValidationError(problem)
+        child = self.instance.child
+        problem = dependency_problem(
+            child_name=child.name, parent_name=parent.name, project_id=child.project_id
+        )
+        if problem is not None:
+            raise forms.ValidationError(problem.message)
         return parent
 
 
@@ -191,7 +192,7 @@ def save_dependency_rows(feature: Feature, formset: Any, *, actor: object) -> li
                 variants=json_safe(row.cleaned_data["variants"]),
                 actor=actor,
             )
-        except InvalidOperationError as error:
+        except (InvalidOperationError, NotFoundError) as error:
             refused.append(f"Parent {row.cleaned_data['parent'].name}: {error.message}")
     return refused
 

@@ -47,8 +47,6 @@ FEATURE_ENVIRONMENT_DISABLED = "feature-environment-disabled"
 FEATURE_ENVIRONMENT_VARIANTS_UPDATED = "feature-environment-variants-updated"
 FEATURE_TAGGED = "feature-tagged"
 FEATURE_UNTAGGED = "feature-untagged"
-FEATURE_DEPENDENCY_ADDED = "feature-dependency-added"
-FEATURE_DEPENDENCY_REMOVED = "feature-dependency-removed"
 FEATURE_DELETED = "feature-deleted"
 FEATURE_REVIVED = "feature-revived"
 
@@ -364,71 +362,6 @@ def untag_feature(*, feature: Feature, tag: Tag, actor: object) -> None:
             )
 
 
-def dependency_problem(*, child_id: str | None, parent: Feature) -> str | None:
-    """Why `parent` cannot be a parent of the flag `child_id`, as Unleash refuses it: an
-    archived parent (it could then never be deleted, nor its dependents turned on), or a chain
-    (dependencies are one level deep: a parent that depends on a flag, a child that is one)."""
-    if parent.archived_at is not None:
-        return f"No active feature {parent.name} exists"
-    if parent.pk == child_id:
-        return "A flag cannot depend on itself."
-    if FeatureDependency.objects.filter(child=parent).exists() or (
-        child_id is not None and FeatureDependency.objects.filter(parent_id=child_id).exists()
-    ):
-        return (
-            "Transitive dependency detected. Cannot add a dependency to the feature that other "
-            "features depend on or to a feature that depends on another feature."
-        )
-    return None
-
-
-def set_feature_dependency(
-    *, child: Feature, parent: Feature, enabled: bool, variants: list, actor: object
-) -> None:
-    """Make `child` depend on `parent` (or change how): `feature-dependency-added`, as
-    Unleash records both. A parent `dependency_problem` refuses is Unleash's 403
-    `InvalidOperationError` (checked under the flags' locks: an archive of the parent
-    committed meanwhile is seen)."""
-    with transaction.atomic():
-        # Both flags first, by name (as `_lock_flag_rows` orders flags): one deleted meanwhile
-        # is missing here, rather than a foreign-key error at commit.
-        present = list(
-            Feature.objects.filter(pk__in={child.pk, parent.pk})
-            .order_by("name")
-            .select_for_update(no_key=True)
-            .values_list("pk", flat=True)
-        )
-        if len(present) != len({child.pk, parent.pk}):
-            raise Feature.DoesNotExist("The flag or its parent was deleted meanwhile.")
-        problem = dependency_problem(child_id=child.pk, parent=Feature.objects.get(pk=parent.pk))
-        if problem:
-            raise InvalidOperationError(problem)
-        FeatureDependency.objects.update_or_create(
-            child=child, parent=parent, defaults={"enabled": enabled, "variants": variants}
-        )
-        record_event(
-            FEATURE_DEPENDENCY_ADDED,
-            actor=actor,
-            project=child.project_id,
-            feature_name=child.name,
-            data={"feature": parent.name, "enabled": enabled, "variants": variants},
-        )
-
-
-def remove_feature_dependency(*, child: Feature, parent: Feature, actor: object) -> None:
-    """`child` no longer depends on `parent`: `feature-dependency-removed`."""
-    with transaction.atomic():
-        deleted, _ = FeatureDependency.objects.filter(child=child, parent=parent).delete()
-        if deleted:
-            record_event(
-                FEATURE_DEPENDENCY_REMOVED,
-                actor=actor,
-                project=child.project_id,
-                feature_name=child.name,
-                data={"feature": parent.name},
-            )
-
-
 def delete_archived_feature(*, feature: Feature, actor: object) -> None:
     """Delete an archived flag for good (`feature-deleted`), as Unleash allows only for
     archived flags. Raises ValueError for a flag that is not archived."""
@@ -536,7 +469,7 @@ def lock_flag_for_edit(feature: Feature, parents: Iterable[str] = ()) -> None:
     flag page saves the metadata, then the environments, tags and dependencies. Without it,
     the metadata's audit event would take the project's activity row before the environment
     entries, the reverse of every other writer. `parents`: the flags the page makes it depend
-    on, locked with it, by name, before any other row (`set_feature_dependency` locks them
+    on, locked with it, by name, before any other row (`features.dependency_services` locks them
     later; an archive of one of them, holding it and waiting for the project's counts, would
     otherwise deadlock with the page). Nothing to lock for a flag deleted meanwhile (the save
     then finds it missing)."""

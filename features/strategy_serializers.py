@@ -157,6 +157,21 @@ class StrategySortOrderSchemaSerializer(StrictSerializer):
     sortOrder = StrictIntegerField(min_value=SORT_ORDER_MIN, max_value=SORT_ORDER_MAX)
 
 
+@extend_schema_serializer(component_name="createDependentFeatureSchema")
+class CreateDependentFeatureSchemaSerializer(StrictSerializer):
+    """A parent the flag depends on."""
+
+    feature = StrictCharField(help_text="The parent flag's name.")
+    enabled = StrictBooleanField(
+        default=True, help_text="Whether the parent must be enabled (`false`: disabled)."
+    )
+    variants = StrictListField(
+        child=StrictCharField(),
+        required=False,
+        help_text="Variants the parent must resolve to (with `enabled` only); empty: any.",
+    )
+
+
 @extend_schema_serializer(component_name="batchFeaturesSchema")
 class BatchFeaturesSchemaSerializer(StrictSerializer):
     features = StrictListField(child=StrictCharField(), help_text="Flag names.")

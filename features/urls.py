@@ -3,6 +3,7 @@ from django.urls import path
 from features.environment_views import EnvironmentsView, EnvironmentView
 from features.project_views import ProjectViewSet
 from features.views import (
+    FeatureDependencyViewSet,
     FeatureEnvironmentViewSet,
     FeatureStrategyViewSet,
     ProjectFeatureBatchViewSet,
@@ -66,6 +67,16 @@ urlpatterns = [
         "projects/<str:projectId>/bulk_features/environments/<str:environment>/off",
         ProjectFeatureBatchViewSet.as_view({"post": "bulk_off"}),
         name="project-features-bulk-off",
+    ),
+    path(
+        "projects/<str:projectId>/features/<str:featureName>/dependencies",
+        FeatureDependencyViewSet.as_view({"post": "add", "delete": "remove_all"}),
+        name="feature-dependencies",
+    ),
+    path(
+        "projects/<str:projectId>/features/<str:featureName>/dependencies/<str:parent>",
+        FeatureDependencyViewSet.as_view({"delete": "remove"}),
+        name="feature-dependency",
     ),
     path(
         f"{FLAG_ENVIRONMENT}/on",

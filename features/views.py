@@ -15,6 +15,11 @@ from rest_framework import status, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from features.dependency_services import (
+    add_feature_dependency,
+    remove_feature_dependencies,
+    remove_feature_dependency_by_name,
+)
 from features.models import Feature, FeatureStrategy
 from features.schema import SpecNamedAutoSchema
 from features.selectors import detail_queryset, list_project_features, load_feature_detail
@@ -33,6 +38,7 @@ from features.services import (
 from features.strategy_serializers import (
     BatchFeaturesSchemaSerializer,
     BulkToggleFeaturesSchemaSerializer,
+    CreateDependentFeatureSchemaSerializer,
     CreateFeatureStrategySchemaSerializer,
     ProjectFeaturesSchemaSerializer,
     StrategySortOrderSchemaSerializer,
@@ -498,6 +504,100 @@ class FeatureStrategyViewSet(AdminApiMixin, viewsets.ViewSet):
     def _strategy(feature, environment: str, strategy_id: str) -> dict:
         strategy = get_feature_strategy_or_404(feature, environment, strategy_id)
         return STRATEGY_SCHEMA.to_representation(strategy)
+
+
+class FeatureDependencyViewSet(AdminApiMixin, viewsets.ViewSet):
+    """A flag's dependencies on parent flags (Unleash's dependent features)."""
+
+    schema = SpecNamedAutoSchema()
+    required_permission = perms.UPDATE_FEATURE
+    project_url_kwarg = "projectId"
+
+    @extend_schema(
+        operation_id="addFeatureDependency",
+        tags=["Dependencies"],
+        summary="Add a feature dependency.",
+        description=(
+            "Makes the flag depend on the parent `feature` (or changes how): the flag is on "
+            "only when the parent is enabled (`enabled: false`: disabled) and, when "
+            "`variants` are given, resolves to one of them. Refused as Unleash refuses it: "
+            "403 `InvalidOperationError` for the flag itself, a chain (dependencies are one "
+            "level deep) or no active parent of that name; 404 when the two flags are not "
+            "both in the project. Records `feature-dependency-added`. Needs `UPDATE_FEATURE` "
+            "in the project. 200, no body."
+        ),
+        parameters=[PROJECT_ID, FEATURE_NAME],
+        request=CreateDependentFeatureSchemaSerializer,
+        responses={
+            200: OpenApiResponse(description="This response has no body."),
+            **error_responses(400, 404, 413, 415),
+        },
+    )
+    def add(self, request: Request, projectId: str, featureName: str) -> Response:
+        body = CreateDependentFeatureSchemaSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        add_feature_dependency(
+            project_id=projectId,
+            child_name=featureName,
+            parent_name=data["feature"],
+            enabled=data["enabled"],
+            variants=data.get("variants"),
+            actor=request.user,
+        )
+        return Response(status=status.HTTP_200_OK)
+
+    @extend_schema(
+        operation_id="deleteFeatureDependencies",
+        tags=["Dependencies"],
+        summary="Deletes feature dependencies.",
+        description=(
+            "The flag depends on no flag any more (`feature-dependencies-removed`). 404 when "
+            "it depended on none. Needs `UPDATE_FEATURE` in the project. 200, no body."
+        ),
+        parameters=[PROJECT_ID, FEATURE_NAME],
+        request=None,
+        responses={
+            200: OpenApiResponse(description="This response has no body."),
+            **error_responses(404),
+        },
+    )
+    def remove_all(self, request: Request, projectId: str, featureName: str) -> Response:
+        if not remove_feature_dependencies(
+            project_id=projectId, child_name=featureName, actor=request.user
+        ):
+            raise NotFoundError(
+                f'Feature "{featureName}" has no dependencies to remove in project "{projectId}".'
+            )
+        return Response(status=status.HTTP_200_OK)
+
+    @extend_schema(
+        operation_id="deleteFeatureDependency",
+        tags=["Dependencies"],
+        summary="Deletes a feature dependency.",
+        description=(
+            "The flag no longer depends on `parent` (`feature-dependency-removed`). 404 when "
+            "it did not. Needs `UPDATE_FEATURE` in the project. 200, no body."
+        ),
+        parameters=[
+            PROJECT_ID,
+            FEATURE_NAME,
+            OpenApiParameter("parent", str, OpenApiParameter.PATH, description="Parent flag."),
+        ],
+        request=None,
+        responses={
+            200: OpenApiResponse(description="This response has no body."),
+            **error_responses(404),
+        },
+    )
+    def remove(self, request: Request, projectId: str, featureName: str, parent: str):
+        if not remove_feature_dependency_by_name(
+            project_id=projectId, child_name=featureName, parent_name=parent, actor=request.user
+        ):
+            raise NotFoundError(
+                f'No dependency on "{parent}" for feature "{featureName}" in project "{projectId}".'
+            )
+        return Response(status=status.HTTP_200_OK)
 
 
 class ProjectFeatureBatchViewSet(AdminApiMixin, viewsets.ViewSet):

@@ -25,6 +25,7 @@ from tests.factories import (
     FeatureTagFactory,
     GroupFactory,
     GroupMembershipFactory,
+    ProjectFactory,
     TagFactory,
     UserFactory,
     make_token,
@@ -377,17 +378,24 @@ def test_admin_inline__flag_dependency_added(staff, operator):
     ("setup", "message"),
     [
         pytest.param("archived-parent", "No active feature parent exists", id="archived-parent"),
+        # Unleash 8.2's own sentences (its dependent-features service).
         pytest.param(
             "parent-is-a-child",
-            "Transitive dependency detected. Cannot add a dependency to the feature that other "
-            "features depend on or to a feature that depends on another feature.",
+            "Transitive dependency detected. Cannot add a dependency to the feature that has "
+            "parent dependency.",
             id="chain-above",
         ),
         pytest.param(
             "child-is-a-parent",
             "Transitive dependency detected. Cannot add a dependency to the feature that other "
-            "features depend on or to a feature that depends on another feature.",
+            "features depend on.",
             id="chain-below",
+        ),
+        pytest.param(
+            "parent-elsewhere",
+            "Cannot add the dependency. Both the parent and the child feature must belong to "
+            'project "default".',
+            id="parent-in-another-project",
         ),
     ],
 )
@@ -399,6 +407,8 @@ def test_admin_inline__flag_dependency_unleash_refuses__form_error(staff, setup,
         Feature.objects.filter(name="parent").update(archived_at=timezone.now())
     elif setup == "parent-is-a-child":
         FeatureDependency.objects.create(parent_id="other", child_id="parent")
+    elif setup == "parent-elsewhere":
+        Feature.objects.filter(name="parent").update(project=ProjectFactory(id="elsewhere"))
     else:
         FeatureDependency.objects.create(parent_id="child", child_id="other")
     data = change_form_data(
@@ -420,7 +430,7 @@ def test_admin_inline__flag_dependency_unleash_refuses__form_error(staff, setup,
 
 def test_set_feature_dependency__parent_archived_meanwhile__refused(operator):
     # The form checked an active parent; the service checks again under the flags' locks.
-    from features.services import set_feature_dependency
+    from features.dependency_services import set_feature_dependency
     from flagadmin.api.errors import InvalidOperationError
 
     parent, child = FeatureFactory(name="parent"), FeatureFactory(name="child")
@@ -505,7 +515,6 @@ def _segment():
 
 
 def _project():
-    from tests.factories import ProjectFactory
 
     return ProjectFactory(id="spare")
 

@@ -138,6 +138,10 @@ UNLEASH_TAGS = {
     "/api/admin/projects/{projectId}/bulk_features/environments/{environment}/on": "Features",
     "/api/admin/projects/{projectId}/bulk_features/environments/{environment}/off": "Features",
     "/api/admin/projects/{projectId}/features/{featureName}": "Features",
+    "/api/admin/projects/{projectId}/features/{featureName}/dependencies": "Dependencies",
+    "/api/admin/projects/{projectId}/features/{featureName}/dependencies/{parent}": (
+        "Dependencies"
+    ),
     "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/on": (
         "Features"
     ),
