@@ -56,6 +56,29 @@ def strategy_event_data(strategy: FeatureStrategy) -> dict:
     }
 
 
+def _record_strategy_event(
+    event_type: str,
+    *,
+    feature: Feature,
+    environment: str,
+    actor: object,
+    strategy: FeatureStrategy | None = None,
+    before: dict | None = None,
+) -> None:
+    """A `feature-strategy-*` event: the strategy as it is now (`strategy`, with its
+    `segment_ids`) and as it was (`before`), with the flag's scope and tags."""
+    record_event(
+        event_type,
+        actor=actor,
+        project=feature.project_id,
+        feature_name=feature.name,
+        environment=environment,
+        data=strategy_event_data(strategy) if strategy is not None else None,
+        pre_data=before,
+        tags=tags_of(feature),
+    )
+
+
 class FeatureEnvironmentNotFound(NotFoundError, FeatureEnvironment.DoesNotExist):
     """The flag has no entry for that environment: 404 through the API, and the model's own
     DoesNotExist for callers such as the Django admin's bulk actions."""
@@ -135,14 +158,12 @@ def _new_strategy(
             [FeatureStrategySegment(strategy=strategy, segment_id=s) for s in segment_ids]
         )
     strategy.segment_ids = segment_ids
-    record_event(
+    _record_strategy_event(
         FEATURE_STRATEGY_ADD,
-        actor=actor,
-        project=feature.project_id,
-        feature_name=feature.name,
+        feature=feature,
         environment=feature_environment.environment_id,
-        data=strategy_event_data(strategy),
-        tags=tags_of(feature),
+        actor=actor,
+        strategy=strategy,
     )
     return strategy
 
@@ -260,15 +281,13 @@ def _ensure_enabled_strategy(
             before = strategy_event_data(strategy)
             FeatureStrategy.objects.filter(pk=strategy.pk).update(disabled=False)
             strategy.disabled = False
-            record_event(
+            _record_strategy_event(
                 FEATURE_STRATEGY_UPDATE,
-                actor=actor,
-                project=feature.project_id,
-                feature_name=feature.name,
+                feature=feature,
                 environment=feature_environment.environment_id,
-                data=strategy_event_data(strategy),
-                pre_data=before,
-                tags=tags_of(feature),
+                actor=actor,
+                strategy=strategy,
+                before=before,
             )
         return
     if len(paused) < len(strategies):
@@ -382,15 +401,13 @@ def update_feature_strategy(
                 [FeatureStrategySegment(strategy=strategy, segment_id=s) for s in segment_ids]
             )
             strategy.segment_ids = segment_ids
-        record_event(
+        _record_strategy_event(
             FEATURE_STRATEGY_UPDATE,
-            actor=actor,
-            project=feature.project_id,
-            feature_name=feature.name,
+            feature=feature,
             environment=environment,
-            data=strategy_event_data(strategy),
-            pre_data=before,
-            tags=tags_of(feature),
+            actor=actor,
+            strategy=strategy,
+            before=before,
         )
         if strategy.disabled:
             _turn_off_without_enabled_strategy(feature, environment, actor)
@@ -424,14 +441,12 @@ def delete_feature_strategy(
         strategy = _locked_strategy(strategy)
         before = strategy_event_data(strategy)
         strategy.delete()
-        record_event(
+        _record_strategy_event(
             FEATURE_STRATEGY_REMOVE,
-            actor=actor,
-            project=feature.project_id,
-            feature_name=feature.name,
+            feature=feature,
             environment=environment,
-            pre_data=before,
-            tags=tags_of(feature),
+            actor=actor,
+            before=before,
         )
         _turn_off_without_enabled_strategy(feature, environment, actor)
 
