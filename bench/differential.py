@@ -226,6 +226,8 @@ def run_calls(setup: Setup, flag: str, prefix: str, servers: list[Server]) -> li
                 statuses[server.name], answers[server.name] = None, "not sent"
                 continue
             status, answer = server.call(call.method, path, body)
+            if status == 0:
+                raise CannotRun(f"{server.name} stopped answering ({call.method} {path}): {answer}")
             statuses[server.name], answers[server.name] = status, answer
             if call.keep and status < 300 and isinstance(answer, dict) and "id" in answer:
                 names[call.keep] = answer["id"]

@@ -206,6 +206,19 @@ def strategy_setups() -> list[Setup]:
         ),
         # what scripts send as numbers (Unleash coerces them)
         setup("rollout-as-number", add(rollout(45, "userId")), on()),
+        setup(
+            "rollout-empty-group",
+            add({"name": "flexibleRollout", "parameters": {"rollout": "50", "groupId": ""}}),
+            on(),
+            sticky_on=ANY_ID,
+        ),
+        setup("rollout-50-app-name", add(rollout("50", "appName")), on()),
+        setup(
+            "rollout-then-renamed-default",
+            add(rollout("20", "userId"), keep="s1"),
+            on(),
+            put("s1", {"name": "default"}),
+        ),
     ]
     return found
 
@@ -252,6 +265,18 @@ def constraint_setups() -> list[Setup]:
         "remote-address-in": [c("remoteAddress", "IN", "10.0.0.1", "192.168.1.7")],
         # a number where Unleash takes a string (it coerces)
         "num-value-as-number": [{"contextName": "age", "operator": "NUM_GT", "value": 30}],
+        "in-values-as-numbers": [{"contextName": "userId", "operator": "IN", "values": [42, 7]}],
+        "in-empty-values": [c("userId", "IN")],
+        "not-in-empty-values": [c("userId", "NOT_IN")],
+        "in-duplicates-and-spaces": [c("userId", "IN", "user-1", "user-1", " user-2", "user-3 ")],
+        "date-after-date-only": [c("currentTime", "DATE_AFTER", "2025-06-01")],
+        "date-before-offset": [c("currentTime", "DATE_BEFORE", "2026-01-01T00:00:00+01:00")],
+        "semver-invalid-value": [c("version", "SEMVER_GT", "1.2")],
+        "num-invalid-value": [c("age", "NUM_GT", "eighteen")],
+        "unknown-context-field": [c("planet", "IN", "earth")],
+        "single-value-with-values": [
+            {"contextName": "age", "operator": "NUM_GT", "value": "18", "values": ["1"]}
+        ],
     }
     # every operator once more, inverted and case-insensitive at once
     flipped = {
@@ -284,7 +309,11 @@ def constraint_setups() -> list[Setup]:
 
 
 # A variant's own stickiness field, when it is not `default`: without it, the SDKs draw.
-STICKY_VARIANTS = {"sticky-tenant": ("properties.tenant",), "sticky-user": ("userId",)}
+STICKY_VARIANTS = {
+    "sticky-tenant": ("properties.tenant",),
+    "sticky-user": ("userId",),
+    "mixed-stickiness": ("sessionId",),
+}
 
 
 def variant_setups() -> list[Setup]:
@@ -311,6 +340,10 @@ def variant_setups() -> list[Setup]:
             v("p", weight=500, stickiness="userId"),
             v("q", weight=500, stickiness="userId"),
         ],
+        "fix-1000-and-variable": [v("b", "fix", 1000), v("a")],
+        "csv-payload": [v("c", weight=1000, payload={"type": "csv", "value": "a,b\n1,2"})],
+        "mixed-stickiness": [v("m", weight=500, stickiness="sessionId"), v("n", weight=500)],
+        "many-fix": [v("d", "fix", 100), v("c", "fix", 150), v("b"), v("a", "fix", 50), v("e")],
     }
     found = [
         setup(
@@ -329,7 +362,9 @@ def variant_setups() -> list[Setup]:
             sticky_on=ANY_ID,
         )
     )
-    # environment variants (flag-level, per environment), on a flag served to everyone
+    # environment variants (flag-level, per environment), on a flag served to everyone. Unleash
+    # 8.2 refuses them (403 "Environment variants deprecated ... Use strategy variants instead")
+    # unless the flag has some already or its `enableLegacyVariants` flag is on.
     env_cases: dict[str, list[dict]] = {
         "fix-200-variable-0-0": [v("a", "fix", 200), v("b"), v("c")],
         "unsorted": [v("zeta", weight=500), v("alpha", weight=500)],
@@ -492,6 +527,49 @@ def lifecycle_setups() -> list[Setup]:
             on(),
         ),
         setup("stale-in-create", add(DEFAULT), on(), flag_extra={"stale": True}),
+        setup(
+            "archive-then-revive",
+            add(DEFAULT),
+            on(),
+            Call("POST", "/api/admin/projects/default/archive", {"features": ["{flag}"]}),
+            Call("POST", "/api/admin/projects/default/revive", {"features": ["{flag}"]}),
+        ),
+        setup("archive-then-on", add(DEFAULT), Call("DELETE", FLAG), on()),
+        setup("create-twice", add(DEFAULT), on(), create()),
+        setup(
+            "sort-orders-tie",
+            add(DEFAULT | {"sortOrder": 3, "variants": [variant("one", weight=1000)]}),
+            add(DEFAULT | {"sortOrder": 3, "variants": [variant("two", weight=1000)]}),
+            add(DEFAULT | {"sortOrder": -1, "variants": [variant("zero", weight=1000)]}),
+            on(),
+        ),
+        setup(
+            "first-disabled-with-variants",
+            add(DEFAULT | {"disabled": True, "variants": [variant("hidden", weight=1000)]}),
+            add(DEFAULT | {"variants": [variant("shown", weight=1000)]}),
+            on(),
+        ),
+        setup(
+            "off-pause-on",
+            add(user7, keep="s1"),
+            on(),
+            off(),
+            put("s1", user7 | {"disabled": True}),
+            on(),
+        ),
+        setup(
+            "on-activate-false",
+            add(user7 | {"disabled": True}),
+            on(query="?shouldActivateDisabledStrategies=false"),
+        ),
+        setup(
+            "delete-then-add-with-sort-order",
+            add(DEFAULT | {"variants": [variant("a", weight=1000)]}, keep="s1"),
+            add(DEFAULT | {"variants": [variant("b", weight=1000)]}),
+            on(),
+            remove("s1"),
+            add(DEFAULT | {"sortOrder": 0, "variants": [variant("c", weight=1000)]}),
+        ),
         setup(
             "impression-data",
             add(DEFAULT),
