@@ -4,9 +4,8 @@ A set-up is one flag and the admin calls that bring it to the state under test; 
 sent to both servers in the same order. Paths and bodies name the flag `{flag}` and an id kept
 from an earlier answer `{s1}`, `{s2}`, ... (each server's own ids). A set-up that needs an
 endpoint flagadmin may not have names it in `requires` (see `probe_calls` in
-bench/differential.py):
-it runs only when flagadmin answers that endpoint's probe, and is listed as not covered
-otherwise.
+bench/differential.py): it runs only when flagadmin answers that endpoint's probe, and is
+listed as not covered otherwise.
 """
 
 from __future__ import annotations
