@@ -2,7 +2,8 @@
 official SDKs (Python `UnleashClient`, Node `unleash-client`) decide every flag for the same
 contexts against each server, and every decision that differs between the servers is counted.
 
-    .venv/bin/python bench/differential.py [--contexts 500] [--findings FILE] [--keep]
+    .venv/bin/python bench/differential.py [--contexts 500] [--findings FILE] [--record FILE]
+        [--flagadmin-root DIR] [--keep]
 
 It serves flagadmin itself (gunicorn, a fresh SQLite database in a temporary folder, a free
 port) and uses the Unleash reference at UNLEASH_URL (default http://127.0.0.1:4242, admin token
@@ -478,6 +479,8 @@ def run(arguments: argparse.Namespace) -> int:
     )
     if arguments.findings:
         Path(arguments.findings).write_text(report.markdown(prefix, len(context_list)))
+    if arguments.record:
+        Path(arguments.record).write_text(json.dumps(report.record(), indent=1))
     return 1 if report.failed else 0
 
 
@@ -522,6 +525,11 @@ def main() -> int:
         "a `git archive` of another commit; it runs with this repository's .venv.",
     )
     parser.add_argument("--findings", help="Also write the findings as Markdown to this file.")
+    parser.add_argument(
+        "--record",
+        help="Also write every admin call with both servers' statuses, and each set-up's "
+        "counts, as JSON to this file.",
+    )
     parser.add_argument(
         "--keep", action="store_true", help="Leave the run's flags on Unleash (to look at them)."
     )

@@ -47,6 +47,10 @@ class Outcome:
         return any(record.differs for record in self.calls)
 
 
+def call_list(records: list[CallRecord]) -> list[dict[str, Any]]:
+    return [{"method": r.method, "path": r.path, "statuses": r.statuses} for r in records]
+
+
 def compare(
     outcome: Outcome, answers: dict[tuple[str, str], dict], context_list: list[dict]
 ) -> None:
@@ -164,6 +168,28 @@ class Report:
             f"admin calls whose status differs: {len(self.status_differences)}"
         )
         print(f"differential: {self.decisions} decisions, {self.mismatches} mismatches")
+
+    def record(self) -> dict[str, Any]:
+        """Every admin call with both statuses, and each set-up's counts (`--record`)."""
+        return {
+            "client_tokens": call_list(self.token_calls),
+            "probes": self.probes,
+            "setups": [
+                {
+                    "setup": o.setup.slug,
+                    "flag": o.flag,
+                    "calls": call_list(o.calls),
+                    "payload_differences": o.payload,
+                    "decisions": o.decisions,
+                    "mismatches": o.mismatches,
+                    "on_at_unleash": o.on,
+                }
+                for o in self.outcomes
+            ],
+            "not_covered": [s.slug for s in self.uncovered],
+            "decisions": self.decisions,
+            "mismatches": self.mismatches,
+        }
 
     def markdown(self, prefix: str, contexts: int) -> str:
         lines = [
