@@ -269,10 +269,11 @@ def _ensure_enabled_strategy(
     """Before turning a flag environment (locked) on: its paused strategies enabled again when
     asked, else Unleash's default strategy when none of them is enabled."""
     feature = feature_environment.feature
+    # Not locked: every strategy writer holds the flag environment's lock first.
     strategies = list(
-        feature_environment.strategies.order_by("sort_order", "created_at", "id")
-        .select_for_update(of=("self",))
-        .prefetch_related("segment_links")
+        feature_environment.strategies.order_by("sort_order", "created_at", "id").prefetch_related(
+            "segment_links"
+        )
     )
     paused = [strategy for strategy in strategies if strategy.disabled]
     if activate_disabled and paused:
@@ -460,8 +461,9 @@ def set_strategy_sort_order(
     and nothing changes."""
     with transaction.atomic():
         feature_environment = _locked_feature_environment(feature, environment)
+        # Not locked: every strategy writer holds the flag environment's lock first.
         ordered = feature_environment.strategies.order_by("sort_order", "created_at", "id")
-        strategies = {str(s.pk): s for s in ordered.select_for_update(of=("self",))}
+        strategies = {str(s.pk): s for s in ordered}
         before = list(strategies)
         if any(strategy_id not in strategies for strategy_id, _ in sort_orders):
             raise ValidationError.for_property(
