@@ -464,9 +464,11 @@ def run(arguments: argparse.Namespace) -> int:
         finally:
             if not arguments.keep:
                 try:
-                    clean_up(unleash, prefix, [o.flag for o in outcomes])
+                    failed = clean_up(unleash, prefix, [o.flag for o in outcomes])
                 except Exception as error:  # never hide the run's own error
-                    print(f"could not clean up {prefix}-* on Unleash: {error!r}", file=sys.stderr)
+                    failed = [repr(error)]
+                for failure in failed:
+                    print(f"clean-up of {prefix}-* on Unleash: {failure}", file=sys.stderr)
     report = Report(outcomes, uncovered, probes, token_calls, payloads)
     report.print(
         timings=(
@@ -490,23 +492,34 @@ def run_flags(body: Any, prefix: str) -> list[str]:
     return [flag["name"] for flag in features if flag["name"].startswith(f"{prefix}-")]
 
 
-def clean_up(unleash: Server, prefix: str, created: list[str]) -> None:
+def clean_up(unleash: Server, prefix: str, created: list[str]) -> list[str]:
     """Archive and delete the run's flags on Unleash (`created`, and any other of the run's
     prefix still active), and revoke its client tokens. (Not through the search endpoint,
-    which Unleash allows 15 times a minute.)"""
-    _, listed = unleash.call("GET", "/api/admin/projects/default/features")
+    which Unleash allows 15 times a minute.) Returns the calls that failed, after one retry."""
+    failed = []
+
+    def call(method: str, path: str, body: Any = None) -> Any:
+        for _ in range(2):
+            status, answer = unleash.call(method, path, body)
+            if status < 300:
+                return answer
+            time.sleep(1)
+        failed.append(f"{method} {path}: {status} {str(answer)[:200]}")
+        return None
+
+    listed = call("GET", "/api/admin/projects/default/features")
     if active := run_flags(listed, prefix):
-        unleash.call("POST", "/api/admin/projects/default/archive", {"features": active})
+        call("POST", "/api/admin/projects/default/archive", {"features": active})
     names = sorted(set(created) | set(active))
     for start in range(0, len(names), 100):  # names never created are passed over
-        batch = names[start : start + 100]
-        unleash.call("POST", "/api/admin/projects/default/delete", {"features": batch})
-    _, segments = unleash.call("GET", "/api/admin/segments")
+        call("POST", "/api/admin/projects/default/delete", {"features": names[start : start + 100]})
+    segments = call("GET", "/api/admin/segments")
     for segment in segments.get("segments", []) if isinstance(segments, dict) else []:
         if str(segment.get("name", "")).startswith(f"{prefix}-"):
-            unleash.call("DELETE", f"/api/admin/segments/{segment['id']}")
+            call("DELETE", f"/api/admin/segments/{segment['id']}")
     for token in unleash.client_tokens.values():
-        unleash.call("DELETE", f"/api/admin/api-tokens/{urllib.parse.quote(token, safe='')}")
+        call("DELETE", f"/api/admin/api-tokens/{urllib.parse.quote(token, safe='')}")
+    return failed
 
 
 def main() -> int:
