@@ -17,11 +17,14 @@ For each set-up (bench/differential_setups.py) it records:
 - the flag as each server serves it on /api/client/features, normalised (strategy ids left
   out), per environment: where they differ, the first difference is printed;
 - per SDK, how many of its decisions differ: `isEnabled` and `getVariant` (name, enabled,
-  payload) for every context in `development` and `production`. Contexts whose answer is a
-  random draw (no userId or sessionId under `default` stickiness, ...) are not compared.
+  payload) for every context, in `development` (and `production` for the set-ups that write
+  there). Contexts whose answer is a random draw (no userId or sessionId under `default`
+  stickiness, ...) are not compared. Each SDK runs once per server, all flags in one process.
+Set-ups that need an endpoint flagadmin lacks are listed as not covered (each run probes it).
 
 Prints one line per set-up and `differential: N decisions, M mismatches`; exits 1 when M > 0
-or a status differs, 2 when it could not run (no reference, a server that does not start).
+or a status differs (a payload difference alone is printed, it does not fail the run), 2 when
+it could not run (no reference, a server that does not start or stops answering).
 """
 
 from __future__ import annotations
