@@ -53,7 +53,7 @@ from features.strategy_services import (
     update_feature_strategy,
 )
 from flagadmin import permissions as perms
-from flagadmin.api.errors import NotFoundError
+from flagadmin.api.errors import ArchivedFeatureError, NotFoundError
 from flagadmin.api.lookups import get_or_404
 from flagadmin.api.renderers import encode_json
 from flagadmin.api.views import AdminApiMixin
@@ -272,7 +272,14 @@ class FeatureEnvironmentViewSet(AdminApiMixin, viewsets.ViewSet):
     def _toggle(self, request: Request, projectId: str, featureName: str, environment: str, on):
         # Unleash compares the parameter with 'true', once given.
         activate = request.query_params.getlist("shouldActivateDisabledStrategies") == ["true"]
-        feature = get_active_feature_or_404(projectId, featureName)
+        feature = get_project_feature_or_404(projectId, featureName)
+        if feature.archived_at is not None:
+            # As Unleash: an environment the flag lacks is 404 first, then the archive's 400.
+            if not feature.environments.filter(environment_id=environment).exists():
+                raise NotFoundError(
+                    f"Could not find environment {environment} for feature: {featureName}"
+                )
+            raise ArchivedFeatureError()
         # The answer is read in the write's transaction: a failure reading it undoes the
         # write, so a client that retries after an error never repeats a committed change.
         with transaction.atomic():
@@ -296,10 +303,11 @@ class FeatureEnvironmentViewSet(AdminApiMixin, viewsets.ViewSet):
             "enabled again (`feature-strategy-update` each); otherwise, when none of its "
             "strategies there is enabled, Unleash's default is added first: a "
             "`flexibleRollout` at 100 % (recorded as `feature-strategy-add`). Turning on an "
-            "enabled flag changes nothing else. Needs `UPDATE_FEATURE` in the project (Owner, "
-            "Member, Editor, Admin). 404 for an unknown flag, or an environment the flag has "
-            "no entry in. No body is read: any content type, or none. Answers with the whole "
-            "flag."
+            "enabled flag changes nothing else. An archived flag is 400 "
+            "`ArchivedFeatureError`, as Unleash answers. Needs `UPDATE_FEATURE` in the project "
+            "(Owner, Member, Editor, Admin). 404 for an unknown flag, or an environment the "
+            "flag has no entry in. No body is read: any content type, or none. Answers with the "
+            "whole flag."
         ),
         parameters=[PROJECT_ID, FEATURE_NAME, ENVIRONMENT, ACTIVATE_DISABLED_STRATEGIES],
         request=None,
@@ -315,8 +323,9 @@ class FeatureEnvironmentViewSet(AdminApiMixin, viewsets.ViewSet):
         description=(
             "Turns the flag off in the environment and records "
             "`feature-environment-disabled`; its strategies stay. Turning off a disabled flag "
-            "changes nothing. Needs `UPDATE_FEATURE` in the project. No body is read: any "
-            "content type, or none. Answers with the whole flag."
+            "changes nothing; an archived flag is 400 `ArchivedFeatureError`. Needs "
+            "`UPDATE_FEATURE` in the project. No body is read: any content type, or none. "
+            "Answers with the whole flag."
         ),
         parameters=[PROJECT_ID, FEATURE_NAME, ENVIRONMENT],
         request=None,

@@ -163,10 +163,23 @@ def test_toggle__unknown__404(admin_client, flag, name, environment, project):
     assert _state(flag) == {"development": False, "production": False}
 
 
-def test_toggle__archived_flag__404(admin_client, flag):
+@pytest.mark.parametrize("state", ["on", "off"])
+def test_toggle__archived_flag__400_as_unleash(admin_client, flag, state):
+    # Measured on Unleash 8.2: 400 ArchivedFeatureError for on and off alike.
     admin_client.delete(f"{FEATURES}/{flag}")
 
-    assert_error(toggle(admin_client, flag, "on"), 404, "NotFoundError")
+    body = assert_error(toggle(admin_client, flag, state), 400, "ArchivedFeatureError")
+
+    assert body["message"] == "Cannot perform this operation on archived features"
+    assert _state(flag) == {"development": False, "production": False}
+
+
+def test_toggle__archived_flag_unknown_environment__404(admin_client, flag):
+    admin_client.delete(f"{FEATURES}/{flag}")
+
+    body = assert_error(toggle(admin_client, flag, "on", environment="nope"), 404, "NotFoundError")
+
+    assert body["message"] == f"Could not find environment nope for feature: {flag}"
 
 
 @pytest.mark.parametrize("state", ["on", "off"])
