@@ -9,12 +9,14 @@ from django import forms
 
 from features.limits import (
     check_constraints,
+    check_segment_count,
     check_strategy_count,
     segment_values_problem,
     strategy_segments_problem,
 )
 from features.models import FeatureEnvironment, FeatureStrategy, Segment
-from flagadmin.api.errors import ExceedsLimitError
+from features.segment_services import check_used_only_in
+from flagadmin.api.errors import ApiError, ExceedsLimitError
 
 
 class FeatureStrategyLimitsForm(forms.ModelForm):
@@ -87,3 +89,16 @@ class SegmentLimitsForm(forms.ModelForm):
         if problem := segment_values_problem(constraints):
             raise forms.ValidationError(problem)
         return constraints
+
+    def clean(self) -> dict[str, Any]:
+        """The API's rules (`features.segment_services`): the limit of segments when one is
+        added, and a project only when no other project's strategies use the segment."""
+        cleaned = super().clean()
+        try:
+            if self.instance._state.adding:
+                check_segment_count(Segment.objects.count())
+            elif cleaned.get("project") is not None:
+                check_used_only_in(self.instance, cleaned["project"].pk)
+        except ApiError as error:
+            raise forms.ValidationError(error.message) from None
+        return cleaned

@@ -8,7 +8,8 @@
   250): an update that does not grow a list already over the limit is allowed, as Unleash's
   `validateConstraintsLimit` allows it (a limit lowered after the list was stored);
 - segments per strategy (`strategySegments`, 5) and values per segment, summed over its
-  constraints (`segmentValues`, 1000).
+  constraints (`segmentValues`, 1000);
+- segments per instance (`segments`, 300): checked when a segment is created.
 
 There is no limit on the number of flags. One rule each, here, for every write path: the API's
 strategy endpoints (through `features.strategy_services`) and the Django admin's strategy and
@@ -34,6 +35,7 @@ class ResourceLimits:
     constraint_values: int
     strategy_segments: int
     segment_values: int
+    segments: int
 
 
 def resource_limits() -> ResourceLimits:
@@ -44,6 +46,7 @@ def resource_limits() -> ResourceLimits:
         constraint_values=settings.CONSTRAINT_VALUES_LIMIT,
         strategy_segments=settings.STRATEGY_SEGMENTS_LIMIT,
         segment_values=settings.SEGMENT_VALUES_LIMIT,
+        segments=settings.SEGMENTS_LIMIT,
     )
 
 
@@ -106,3 +109,11 @@ def segment_values_problem(constraints: Any) -> str | None:
     if total > limit:
         return f"Segments may not have more than {limit} values"
     return None
+
+
+def check_segment_count(existing_count: int) -> None:
+    """Before creating a segment when `existing_count` exist: refused at the limit, as
+    Unleash's `validateSegmentLimit`."""
+    limit = resource_limits().segments
+    if existing_count >= limit:
+        raise ExceedsLimitError("segment", limit)

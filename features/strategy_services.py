@@ -16,6 +16,7 @@ from features.models import (
     FeatureStrategySegment,
     Segment,
 )
+from features.segment_services import project_segments_problem
 from features.services import (
     FEATURE_ENVIRONMENT_DISABLED,
     FEATURE_ENVIRONMENT_ENABLED,
@@ -107,13 +108,17 @@ def _locked_feature_environment(feature: Feature, environment: str) -> FeatureEn
     return found
 
 
-def _check_segments(segment_ids: Sequence[int]) -> None:
-    known = set(Segment.objects.filter(pk__in=segment_ids).values_list("pk", flat=True))
+def _check_segments(segment_ids: Sequence[int], *, project_id: str) -> None:
+    # Locked until the commit: a segment's project cannot change meanwhile (its writer locks it).
+    segments = Segment.objects.select_for_update(no_key=True).filter(pk__in=segment_ids)
+    known = set(segments.order_by("pk").values_list("pk", flat=True))
     missing = [segment_id for segment_id in segment_ids if segment_id not in known]
     if missing:
         raise ValidationError.for_property(
             "/body/segments", f"The `/body/segments` property names unknown segments: {missing}."
         )
+    if problem := project_segments_problem(project_id, segment_ids):
+        raise ValidationError.for_property("/body/segments", problem)
 
 
 def _new_strategy(
@@ -153,7 +158,7 @@ def _new_strategy(
     )
     segment_ids = list(dict.fromkeys(segments))
     if segment_ids:
-        _check_segments(segment_ids)
+        _check_segments(segment_ids, project_id=feature.project_id)
         FeatureStrategySegment.objects.bulk_create(
             [FeatureStrategySegment(strategy=strategy, segment_id=s) for s in segment_ids]
         )
@@ -396,7 +401,7 @@ def update_feature_strategy(
         strategy.save()
         segment_ids = strategy.segment_ids if segments is None else list(dict.fromkeys(segments))
         if segment_ids != strategy.segment_ids:
-            _check_segments(segment_ids)
+            _check_segments(segment_ids, project_id=feature.project_id)
             FeatureStrategySegment.objects.filter(strategy=strategy).delete()
             FeatureStrategySegment.objects.bulk_create(
                 [FeatureStrategySegment(strategy=strategy, segment_id=s) for s in segment_ids]

@@ -2,6 +2,7 @@ from django.urls import path
 
 from features.environment_views import EnvironmentsView, EnvironmentView
 from features.project_views import ProjectViewSet
+from features.segment_views import SegmentViewSet
 from features.views import (
     FeatureDependencyViewSet,
     FeatureEnvironmentViewSet,
@@ -15,6 +16,25 @@ FLAG_ENVIRONMENT = (
 )
 
 urlpatterns = [
+    path("segments", SegmentViewSet.as_view({"get": "list", "post": "create"}), name="segments"),
+    path(
+        "segments/validate", SegmentViewSet.as_view({"post": "validate"}), name="segment-validate"
+    ),
+    path(
+        "segments/strategies/<str:strategyId>",
+        SegmentViewSet.as_view({"get": "by_strategy"}),
+        name="strategy-segments",
+    ),
+    path(
+        "segments/<str:id>",
+        SegmentViewSet.as_view({"get": "retrieve", "put": "update", "delete": "destroy"}),
+        name="segment",
+    ),
+    path(
+        "segments/<str:id>/strategies",
+        SegmentViewSet.as_view({"get": "strategies"}),
+        name="segment-strategies",
+    ),
     path("environments", EnvironmentsView.as_view(), name="environments"),
     path("environments/<str:name>", EnvironmentView.as_view(), name="environment"),
     path(

@@ -9,6 +9,11 @@ CREATE_PROJECT = "CREATE_PROJECT"
 UPDATE_PROJECT = "UPDATE_PROJECT"
 DELETE_PROJECT = "DELETE_PROJECT"
 UPDATE_PROJECT_ACCESS = "UPDATE_PROJECT_ACCESS"
+# Root permissions for segments (Unleash's Admin and Editor roles have them).
+CREATE_SEGMENT = "CREATE_SEGMENT"
+UPDATE_SEGMENT = "UPDATE_SEGMENT"
+DELETE_SEGMENT = "DELETE_SEGMENT"
+SEGMENT_PERMISSIONS = [CREATE_SEGMENT, UPDATE_SEGMENT, DELETE_SEGMENT]
 
 # Permissions a project role can grant within its project.
 PROJECT_PERMISSIONS = frozenset(
@@ -30,7 +35,7 @@ SEEDED_ROLES = [
         "Editor",
         "root",
         "Users with the root editor role can create projects and flags in any project.",
-        [CREATE_PROJECT, CREATE_FEATURE, UPDATE_FEATURE, DELETE_FEATURE],
+        [CREATE_PROJECT, CREATE_FEATURE, UPDATE_FEATURE, DELETE_FEATURE, *SEGMENT_PERMISSIONS],
     ),
     (3, "Viewer", "root", "Users with the root viewer role can only read resources.", []),
     (

@@ -351,7 +351,8 @@ LAST_SEEN_RESOLUTION = int(os.environ.get("LAST_SEEN_RESOLUTION", "60"))
 CLIENT_FEATURES_MAX_AGE = int(os.environ.get("CLIENT_FEATURES_MAX_AGE", "10"))
 # Per-flag limits, Unleash 8.2's defaults and variable names (`features.limits`): strategies
 # per flag environment, constraints per strategy, values per constraint, segments per strategy,
-# values per segment (summed over its constraints). At least 1 (constraints: at least 0).
+# values per segment (summed over its constraints), segments in all. At least 1 (constraints and
+# segments: at least 0).
 FEATURE_ENVIRONMENT_STRATEGIES_LIMIT = max(
     1, int(os.environ.get("UNLEASH_FEATURE_ENVIRONMENT_STRATEGIES_LIMIT", "30"))
 )
@@ -359,6 +360,7 @@ CONSTRAINTS_LIMIT = max(0, int(os.environ.get("UNLEASH_CONSTRAINTS_LIMIT", "30")
 CONSTRAINT_VALUES_LIMIT = max(1, int(os.environ.get("UNLEASH_CONSTRAINT_VALUES_LIMIT", "250")))
 STRATEGY_SEGMENTS_LIMIT = max(1, int(os.environ.get("UNLEASH_STRATEGY_SEGMENTS_LIMIT", "5")))
 SEGMENT_VALUES_LIMIT = max(1, int(os.environ.get("UNLEASH_SEGMENT_VALUES_LIMIT", "1000")))
+SEGMENTS_LIMIT = max(0, int(os.environ.get("UNLEASH_SEGMENTS_LIMIT", "300")))
 # /api/client: a worker reuses a client token's lookup, and the revision read with it, for this
 # many seconds (0: a query on every request), and a body read while writes were in flight (one
 # of them may commit out of order) as long. So a commit reaches every worker within it (plus

@@ -154,6 +154,11 @@ UNLEASH_TAGS = {
     "/strategies/{strategyId}": "Features",
     "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}"
     "/strategies/set-sort-order": "Features",
+    "/api/admin/segments": "Segments",
+    "/api/admin/segments/validate": "Segments",
+    "/api/admin/segments/{id}": "Segments",
+    "/api/admin/segments/{id}/strategies": "Segments",
+    "/api/admin/segments/strategies/{strategyId}": "Segments",
     "/api/client/features": "Client",
     "/api/client/features/{featureName}": "Client",
     "/api/client/metrics": "Client",
