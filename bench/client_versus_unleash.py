@@ -96,34 +96,29 @@ def seed_flag(base_url: str, token: str, number: int) -> None:
     checked(base_url, "POST", f"{project}/{name}/environments/development/on", token)
 
 
-def bench_flag_names(base_url: str, token: str, *, archived: bool = False) -> list[str]:
-    if archived:  # Unleash's search: archived flags are listed nowhere else
-        path = f"/api/admin/search/features?query={PREFIX}&archived=IS:true&limit=100000"
-    else:
-        path = "/api/admin/projects/default/features"
+def bench_flag_names(base_url: str, token: str) -> list[str]:
+    path = "/api/admin/projects/default/features"
     flags = json.loads(checked(base_url, "GET", path, token))["features"]
     return [flag["name"] for flag in flags if flag["name"].startswith(PREFIX)]
 
 
 def seed(base_url: str, token: str, flags: int) -> None:
-    """Exactly `flags` bench flags, active. In Unleash, those archived by an earlier run are
-    revived (and their environment turned on again) rather than deleted and created anew:
-    Unleash 8.2 exits when a flag is deleted before it has recorded the flag's archiving,
-    which it does after answering."""
+    """Exactly `flags` bench flags, active. Those archived by an earlier run are revived (and
+    their environment turned on again) rather than deleted and created anew: Unleash 8.2 exits
+    when a flag is deleted before it has recorded the flag's archiving, which it does after
+    answering. Reviving names that are not archived does nothing."""
     wanted = [f"{PREFIX}{number:05d}" for number in range(flags)]
     active = set(bench_flag_names(base_url, token))
-    archived = set()
-    if token == UNLEASH_TOKEN:
-        archived = set(bench_flag_names(base_url, token, archived=True)) - active
     archive(base_url, token, sorted(active - set(wanted)))
-    revived = [name for name in wanted if name in archived]
-    for start in range(0, len(revived), 500):
-        body = {"features": revived[start : start + 500]}
+    missing = [name for name in wanted if name not in active]
+    for start in range(0, len(missing), 500):
+        body = {"features": missing[start : start + 500]}
         checked(base_url, "POST", "/api/admin/projects/default/revive", token, body)
-    created = [number for number, name in enumerate(wanted) if name not in active | archived]
+    revived = set(bench_flag_names(base_url, token)) - active
+    created = [number for number, name in enumerate(wanted) if name not in active | revived]
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(lambda number: seed_flag(base_url, token, number), created))
-        list(pool.map(lambda name: turn_on(base_url, token, name), revived))
+        list(pool.map(lambda name: turn_on(base_url, token, name), sorted(revived)))
 
 
 def turn_on(base_url: str, token: str, name: str) -> None:

@@ -301,3 +301,30 @@ def test_no_body_yet__one_request_builds__the_others_wait_for_it(monkeypatch):
     assert not any(isinstance(result, Exception) for result in results), results
     assert len({id(result) for result in results}) == 1
     assert built == [1]
+
+
+def test_revalidating_requests__provisional_body__one_rebuild_for_all(monkeypatch, clock):
+    """Requests that must not answer from an older state than when they arrived (their SDK
+    holds another ETag) and find a provisional body: one rebuild, begun after they all
+    arrived, serves them all."""
+    on_with_one_strategy("checkout")
+    kept = read()
+    key = (("*",), "development", selectors.EVERY_FLAG)
+    selectors._cache[key] = selectors.ClientFeaturesBody(
+        revision=kept.revision, provisional=True, built_at=kept.built_at, etag='"x"', body=b"{}"
+    )
+    clock[0] += 0.5  # within CLIENT_API_REUSE_SECONDS: current for requests that may wait
+    built = counting_builds(monkeypatch)
+
+    with override_settings(CLIENT_API_REUSE_SECONDS=1):
+        arrived = selectors.now()
+        results = run_together(
+            8,
+            lambda _: selectors.client_features(
+                projects=("*",), environment="development", revision=0, since=arrived
+            ),
+        )
+
+    assert not any(isinstance(result, Exception) for result in results), results
+    assert built == [1]
+    assert {result.etag for result in results} == {kept.etag}
