@@ -28,6 +28,7 @@ from features.admin_inlines import (
     FeatureTagInline,
 )
 from features.limit_forms import FeatureStrategyLimitsForm, SegmentLimitsForm
+from features.locks import lock_flag_for_edit
 from features.models import (
     ClientInstance,
     Feature,
@@ -45,7 +46,6 @@ from features.services import (
     archive_feature,
     create_feature,
     delete_archived_feature,
-    lock_flag_for_edit,
     update_feature_metadata,
 )
 from features.strategy_services import (

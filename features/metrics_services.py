@@ -140,7 +140,7 @@ def record_client_metrics(
 def _advance_last_seen(environment: str, names: Sequence[str], moved: Q, now: datetime) -> None:
     """Set `last_seen_at` of the flags `names` and of their entries for `environment`, where it
     `moved`. The rows are locked first, in the order in which every writer of several of them
-    takes them (see `features.services._lock_flag_rows`): the flags by name, their
+    takes them (see `features.locks`): the flags by name, their
     environment entries by flag, then their projects' activity rows (which a trigger advances
     with each flag) by project; FOR NO KEY UPDATE, as there. Updated in whatever order the
     statements find them, two reports, or a report and a batch archive, could each hold a row

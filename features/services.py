@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Sequence
 from contextlib import nullcontext
-from datetime import UTC
 
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from features.locks import lock_flag_rows
 from features.models import (
     Feature,
     FeatureDependency,
@@ -19,9 +19,6 @@ from features.models import (
     FeatureTag,
     FeatureType,
     LifecycleStage,
-    ProjectFlagActivity,
-    ProjectFlagCount,
-    ProjectFlagDay,
     Tag,
 )
 from features.sql import insert_together, load_new_flag_target
@@ -244,7 +241,7 @@ def archive_feature(*, feature: Feature, actor: object, dependents_checked: bool
     (`refuse_orphaning`), unless the caller checked that they leave with it."""
     now = timezone.now()
     with transaction.atomic():
-        # In the order of `_lock_flag_rows`: the flag, its dependencies, then (the UPDATE's
+        # In the order of `features.locks`: the flag, its dependencies, then (the UPDATE's
         # triggers) its counts and day counts, then (the event) the activity row.
         active = (
             Feature.objects.filter(pk=feature.pk, archived_at__isnull=True)
@@ -283,7 +280,7 @@ def update_feature_metadata(
     """Change what describes the flag; records `feature-metadata-updated` with the values
     before and after, or nothing when nothing changed."""
     with transaction.atomic():
-        # NO KEY: see `_lock_flag_rows`.
+        # NO KEY: see `features.locks`.
         current = Feature.objects.select_for_update(no_key=True).get(pk=feature.pk)
         before = _metadata(current)
         current.description = description or None
@@ -370,8 +367,8 @@ def delete_archived_feature(*, feature: Feature, actor: object) -> None:
         if current.archived_at is None:
             raise ValueError("Only archived flags can be deleted.")
         # What the delete takes (its entries, its dependencies either way, the activity row
-        # the delete trigger advances), in the order of `_lock_flag_rows`.
-        _lock_flag_rows(current.project_id, [current])
+        # the delete trigger advances), in the order of `features.locks`.
+        lock_flag_rows(current.project_id, [current])
         refuse_orphaning([current.name])
         _delete_locked(current, actor)
 
@@ -396,7 +393,7 @@ def _delete_locked(feature: Feature, actor: object) -> None:
 
 def _locked_flags_of_project(project: Project, names: Sequence[str]) -> list[Feature]:
     """The named flags that exist, by name, locked with the rows their writes change (see
-    `_lock_flag_rows`); 400 when one of them belongs to another project."""
+    `features.locks`); 400 when one of them belongs to another project."""
     found = list(
         Feature.objects.filter(name__in=set(names)).order_by("name").select_for_update(no_key=True)
     )
@@ -406,81 +403,8 @@ def _locked_flags_of_project(project: Project, names: Sequence[str]) -> list[Fea
             "/body/features",
             f"These flags are not in project {project.pk}: {', '.join(elsewhere)}.",
         )
-    _lock_flag_rows(project.pk, found)
+    lock_flag_rows(project.pk, found)
     return found
-
-
-def lock_named_flags(project_id: str, names: Sequence[str]) -> dict[str, Feature]:
-    """The named flags that exist, in any project, by name, locked with the rows their writes
-    in `project_id` change (see `_lock_flag_rows`), for a writer of several flags that checks
-    them itself."""
-    found = list(
-        Feature.objects.filter(name__in=set(names)).order_by("name").select_for_update(no_key=True)
-    )
-    _lock_flag_rows(project_id, [f for f in found if f.project_id == project_id])
-    return {feature.name: feature for feature in found}
-
-
-def _lock_flag_rows(
-    project_id: str, flags: Sequence[Feature], *, types: Iterable[str] | None = None
-) -> None:
-    """Lock the rows that writes of `flags` (locked already, by name) change, in the one order
-    in which every writer of several flags takes them, and each writer of one flag takes its
-    part: the flags by name, their environment entries, their dependencies, the project's
-    kept counts, day counts, then its activity row (which the triggers and the audit events
-    advance last). Written one by one, the flags of a batch would take those rows in the
-    order of their names: a batch would hold the activity row after its first flag while
-    another writer, holding the count of a later flag's type or an entry of a later flag,
-    waits for it (a deadlock, which PostgreSQL ends after a second by aborting one of them).
-
-    FOR NO KEY UPDATE, as the UPDATE of a row itself locks it: FOR UPDATE would also block
-    the key-share locks of other transactions' foreign keys to these rows, which Django
-    checks at commit, after those transactions' audit events took the activity row. SQLite
-    takes its write lock when the transaction begins, and locks no rows.
-
-    `types`: the flag types whose counts and day counts to lock (default: the flags' own; a
-    writer that may change a flag's type passes them all)."""
-    if not flags or not connection.features.has_select_for_update:
-        return
-    types = set(types) if types is not None else {flag.type for flag in flags}
-    days = {flag.created_at.astimezone(UTC).date() for flag in flags}
-    for rows in (
-        FeatureEnvironment.objects.filter(feature__in=flags).order_by(
-            "feature_id", "environment_id"
-        ),
-        FeatureDependency.objects.filter(Q(child__in=flags) | Q(parent__in=flags)).order_by(
-            "child_id", "parent_id"
-        ),
-        ProjectFlagCount.objects.filter(project_id=project_id, type__in=types).order_by(
-            "type", "stale"
-        ),
-        ProjectFlagDay.objects.filter(project_id=project_id, type__in=types, day__in=days).order_by(
-            "type", "day"
-        ),
-        ProjectFlagActivity.objects.filter(project_id=project_id),
-    ):
-        list(rows.select_for_update(no_key=True).values_list("pk", flat=True))
-
-
-def lock_flag_for_edit(feature: Feature, parents: Iterable[str] = ()) -> None:
-    """Lock `feature` and every row that changing its parts may write, in the one order of
-    `_lock_flag_rows` (its counts and day counts of every type, as its type may change), for a
-    caller that changes several parts of one flag in its own transaction: the Django admin's
-    flag page saves the metadata, then the environments, tags and dependencies. Without it,
-    the metadata's audit event would take the project's activity row before the environment
-    entries, the reverse of every other writer. `parents`: the flags the page makes it depend
-    on, locked with it, by name, before any other row (`features.dependency_services` locks them
-    later; an archive of one of them, holding it and waiting for the project's counts, would
-    otherwise deadlock with the page). Nothing to lock for a flag deleted meanwhile (the save
-    then finds it missing)."""
-    flags = (
-        Feature.objects.select_for_update(no_key=True)
-        .filter(pk__in={feature.pk, *parents})
-        .order_by("name")
-    )
-    locked = next((flag for flag in flags if flag.pk == feature.pk), None)
-    if locked is not None:
-        _lock_flag_rows(locked.project_id, [locked], types=FeatureType.values)
 
 
 def archive_features(*, project: Project, names: Sequence[str], actor: object) -> None:

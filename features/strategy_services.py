@@ -9,6 +9,7 @@ from django.db import transaction
 from django.db.models import Max
 
 from features.limits import check_constraints, check_strategy_count, check_strategy_segments
+from features.locks import lock_flag_environment, lock_named_flags, lock_strategy
 from features.models import (
     Feature,
     FeatureEnvironment,
@@ -20,7 +21,6 @@ from features.segment_services import project_segments_problem
 from features.services import (
     FEATURE_ENVIRONMENT_DISABLED,
     FEATURE_ENVIRONMENT_ENABLED,
-    lock_named_flags,
     tags_of,
 )
 from features.validators import SORT_ORDER_MAX
@@ -78,34 +78,6 @@ def _record_strategy_event(
         pre_data=before,
         tags=tags_of(feature),
     )
-
-
-class FeatureEnvironmentNotFound(NotFoundError, FeatureEnvironment.DoesNotExist):
-    """The flag has no entry for that environment: 404 through the API, and the model's own
-    DoesNotExist for callers such as the Django admin's bulk actions."""
-
-
-def _locked_feature_environment(feature: Feature, environment: str) -> FeatureEnvironment:
-    """The flag's entry for `environment`, locked until the transaction ends (404 when the
-    flag has no entry there: the environment is unknown or not enabled in its project)."""
-    # Ordered by id, not by the model's ordering (the environment's sort order): that join
-    # would lock the environment's row too, which every creation of a flag needs (its
-    # foreign keys), making one environment's writers wait on each other and deadlock. NO
-    # KEY, as an UPDATE of the entry locks it: the strategies' foreign keys to the entry
-    # still get their key-share locks (see features.services._lock_flag_rows).
-    found = (
-        FeatureEnvironment.objects.filter(feature=feature, environment_id=environment)
-        .order_by("pk")
-        .select_for_update(of=("self",), no_key=True)
-        .first()
-    )
-    if found is None:
-        raise FeatureEnvironmentNotFound(
-            f'Environment "{environment}" is not enabled in project "{feature.project_id}" '
-            f'for flag "{feature.name}"'
-        )
-    found.feature = feature
-    return found
 
 
 def _check_segments(segment_ids: Sequence[int], *, project_id: str) -> None:
@@ -210,7 +182,7 @@ def set_feature_environment_enabled(
     flag has no entry for that environment (its project does not use it)."""
     with transaction.atomic():
         # Locked: two toggles of the same row record one event each, in order.
-        feature_environment = _locked_feature_environment(feature, environment)
+        feature_environment = lock_flag_environment(feature, environment)
         if enabled:
             _ensure_enabled_strategy(feature_environment, activate_disabled_strategies, actor)
         if feature_environment.enabled == enabled:
@@ -329,7 +301,7 @@ def add_feature_strategy(
 ) -> FeatureStrategy:
     """Add a strategy to the flag in `environment`; records `feature-strategy-add`."""
     with transaction.atomic():
-        feature_environment = _locked_feature_environment(feature, environment)
+        feature_environment = lock_flag_environment(feature, environment)
         return _new_strategy(
             feature_environment=feature_environment,
             name=name,
@@ -342,21 +314,6 @@ def add_feature_strategy(
             sort_order=sort_order,
             actor=actor,
         )
-
-
-def _locked_strategy(strategy: FeatureStrategy) -> FeatureStrategy:
-    """The strategy's row again, locked for the caller's transaction, with `segment_ids`; 404
-    when it was deleted since the view found it."""
-    locked = (
-        FeatureStrategy.objects.select_for_update(of=("self",))
-        .filter(pk=strategy.pk)
-        .prefetch_related("segment_links")
-        .first()
-    )
-    if locked is None:
-        raise NotFoundError(f"Could not find strategy with id {strategy.pk}")
-    locked.segment_ids = [link.segment_id for link in locked.segment_links.all()]
-    return locked
 
 
 def update_feature_strategy(
@@ -381,8 +338,8 @@ def update_feature_strategy(
     nothing when nothing changed."""
     with transaction.atomic():
         # The flag environment first, then the strategy: every strategy writer's order.
-        _locked_feature_environment(feature, environment)
-        strategy = _locked_strategy(strategy)
+        lock_flag_environment(feature, environment)
+        strategy = lock_strategy(strategy)
         # Unleash's limits (`features.limits`): a list over one may stay as long as it was.
         check_constraints(constraints, existing=strategy.constraints)
         if segments is not None:
@@ -424,7 +381,7 @@ def _turn_off_without_enabled_strategy(feature: Feature, environment: str, actor
     """As Unleash after a strategy is paused or deleted: a flag environment left without an
     enabled strategy is turned off (`feature-environment-disabled`). On with none would serve
     the flag to everyone; Unleash shows it off, and so do SDKs."""
-    feature_environment = _locked_feature_environment(feature, environment)
+    feature_environment = lock_flag_environment(feature, environment)
     if (
         feature_environment.enabled
         and not feature_environment.strategies.filter(disabled=False).exists()
@@ -443,8 +400,8 @@ def delete_feature_strategy(
     mean on for nobody while looking on."""
     with transaction.atomic():
         # The flag environment first, then the strategy: every strategy writer's order.
-        _locked_feature_environment(feature, environment)
-        strategy = _locked_strategy(strategy)
+        lock_flag_environment(feature, environment)
+        strategy = lock_strategy(strategy)
         before = strategy_event_data(strategy)
         strategy.delete()
         _record_strategy_event(
@@ -465,7 +422,7 @@ def set_strategy_sort_order(
     in their order before and after. An id that is not one of those strategies is refused
     and nothing changes."""
     with transaction.atomic():
-        feature_environment = _locked_feature_environment(feature, environment)
+        feature_environment = lock_flag_environment(feature, environment)
         # Not locked: every strategy writer holds the flag environment's lock first.
         ordered = feature_environment.strategies.order_by("sort_order", "created_at", "id")
         strategies = {str(s.pk): s for s in ordered}

@@ -120,7 +120,7 @@ def refuse_archive_with_active_flags(project: Project) -> None:
             ],
             ignore_conflicts=True,
         )
-        # In the writers' order of these rows (`features.services._lock_flag_rows`).
+        # In the writers' order of these rows (`features.locks`).
         list(
             counts.order_by("type", "stale")
             .select_for_update(no_key=True)

@@ -337,7 +337,7 @@ def test_sdk_reports_admin__listed_read_only(staff, url):
 def test_feature_admin__change__locks_in_the_writers_order_before_writing(staff):
     # The page saves the metadata, then the inlines, in one transaction: it locks what they
     # write first, in the order every writer of several flags takes (features.services
-    # _lock_flag_rows), so that it does not deadlock with them.
+    # features.locks), so that it does not deadlock with them.
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
