@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from features.locks import lock_flags
 from features.models import Feature, FeatureDependency
 from flagadmin.api.errors import InvalidOperationError, NotFoundError
 from flagadmin.audit import record_event
@@ -63,13 +64,7 @@ def add_feature_dependency(
     checked under both flags' locks (an archive of the parent committed meanwhile is seen).
     With `enabled` false the variants are dropped, as Unleash drops them."""
     with transaction.atomic():
-        # Both flags first, by name, as every writer of several flags locks them.
-        list(
-            Feature.objects.filter(pk__in={child_name, parent_name})
-            .order_by("name")
-            .select_for_update(no_key=True)
-            .values_list("pk", flat=True)
-        )
+        lock_flags([child_name, parent_name])
         problem = dependency_problem(
             child_name=child_name, parent_name=parent_name, project_id=project_id
         )

@@ -2,7 +2,7 @@
 them through these, in this order, so that concurrent writers neither deadlock nor fail a
 foreign key at commit (docs/lock-order.md):
 
-1. the flags, by name (`lock_named_flags`, `lock_flag_for_edit`);
+1. the flags, by name (`lock_flags`, `lock_named_flags`, `lock_flag_for_edit`);
 2. their environment entries (`lock_flag_rows`; one flag environment: `lock_flag_environment`),
    then that environment's strategies (`lock_strategy`);
 3. their dependencies;
@@ -34,15 +34,19 @@ from features.models import (
 from flagadmin.api.errors import NotFoundError
 
 
+def lock_flags(names: Iterable[str]) -> dict[str, Feature]:
+    """The named flags that exist, locked, by name (first in the order)."""
+    found = Feature.objects.filter(name__in=set(names)).order_by("name")
+    return {feature.name: feature for feature in found.select_for_update(no_key=True)}
+
+
 def lock_named_flags(project_id: str, names: Sequence[str]) -> dict[str, Feature]:
     """The named flags that exist, in any project, by name, locked with the rows their writes
     in `project_id` change (see `lock_flag_rows`), for a writer of several flags that checks
     them itself."""
-    found = list(
-        Feature.objects.filter(name__in=set(names)).order_by("name").select_for_update(no_key=True)
-    )
-    lock_flag_rows(project_id, [f for f in found if f.project_id == project_id])
-    return {feature.name: feature for feature in found}
+    found = lock_flags(names)
+    lock_flag_rows(project_id, [f for f in found.values() if f.project_id == project_id])
+    return found
 
 
 def lock_flag_rows(
