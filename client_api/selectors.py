@@ -155,6 +155,7 @@ def client_features(
     query: this worker's when it is current for `revision`, else rebuilt. `since` (a `now()`):
     the caller must get what was committed before then, so a provisional body built earlier
     will not do, nor the body another request is still building."""
+    arrived = now() if since is None else since
     projects = effective_projects(projects, narrowed)
     # The filter whole: `?project=*` filters nothing but is echoed.
     key = (projects, environment, narrowed)
@@ -169,8 +170,10 @@ def client_features(
         builder.acquire()
     try:
         found = _cache.get(key)
-        if found is not None and _is_current(found, revision, since):
-            return found  # built while this request waited
+        if found is not None and (found.built_at >= arrived or _is_current(found, revision, since)):
+            # Built while this request waited, from a snapshot taken after it arrived: as
+            # new as one it would build (even provisional, with CLIENT_API_REUSE_SECONDS 0).
+            return found
         return _keep(key, _build(projects=projects, environment=environment, narrowed=narrowed))
     finally:
         builder.release()

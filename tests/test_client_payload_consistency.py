@@ -72,9 +72,15 @@ def states(body: dict) -> dict[str, tuple[bool, int]]:
 
 @pytest.fixture
 def clock(monkeypatch) -> list[float]:
-    """The bodies' clock, moved by hand: `clock[0] += seconds`."""
+    """The bodies' clock, moved by hand (`clock[0] += seconds`); each reading also moves it by
+    a microsecond, as time passes between two readings."""
     moment = [1000.0]
-    monkeypatch.setattr(selectors, "now", lambda: moment[0])
+
+    def now() -> float:
+        moment[0] += 1e-6
+        return moment[0]
+
+    monkeypatch.setattr(selectors, "now", now)
     return moment
 
 
