@@ -8,17 +8,17 @@ is served, in a constant number of statements whatever the number of projects an
 1. the projects with their figures (`_figures_sql`), each source read once, none by counting
    flags:
    - featureCount, staleFeatureCount: `ProjectFlagCount`, a few rows per project, which the
-     database keeps exact in the transaction of every write of a flag (migration 0007);
+     database keeps exact in the transaction of every write of a flag (`flagadmin.derived`);
    - potentiallyStaleFeatureCount: it depends on the time as well as on the rows, so it is not
      stored: the counted non-stale flags of each type that has a lifetime, minus those still
      younger than it, found in one range scan of `feature_fresh` per lifetime (the flags of
      the last 7 or 40 days);
    - memberCount: `ProjectMemberCount`, one row per project, which the database keeps in the
      transaction of every change of a role assignment, group membership or role type
-     (projects migration 0003);
+     (`flagadmin.derived`);
    - lastUpdatedAt and lastReportedFlagUsage: `ProjectFlagActivity`, one row per project,
      which the database keeps in the transaction of every write of a flag or an audit event
-     (migration 0008);
+     (`flagadmin.derived`);
 2. the owners (`projects.selectors.owner_entries`);
 3. for a caller that is a user, the projects that user marked as favorite.
 

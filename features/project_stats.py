@@ -1,7 +1,7 @@
 """The per-project figures the database keeps (`ProjectFlagCount`, `ProjectFlagDay`,
 `ProjectFlagActivity`) against the rows they summarise.
 
-The triggers of migrations 0007, 0008 and 0012 keep them; this module recomputes them from the flags
+The triggers declared in `flagadmin.derived` keep them; this module recomputes them from the flags
 and the audit events, to check them (tests, the benchmark) and to repair them
 (`manage.py repairprojectstats`), for example after rows were written with the triggers off (a
 restore with `session_replication_role = replica`, an `ALTER TABLE ... DISABLE TRIGGER`).

@@ -1,7 +1,7 @@
-"""The project members the database keeps (`ProjectMember`, `ProjectMemberCount`, projects
-migration 0003) against the rows they summarise: role assignments, group memberships and role
-types. To check them (tests, benchmarks) and to repair them (`manage.py repairprojectstats`),
-for example after rows were written with the triggers off."""
+"""The project members the database keeps (`ProjectMember`, `ProjectMemberCount`, kept by the
+triggers of `flagadmin.derived.members`) against the rows they summarise: role assignments, group
+memberships and role types. To check them (tests, benchmarks) and to repair them (`manage.py
+repairprojectstats`), for example after rows were written with the triggers off."""
 
 from __future__ import annotations
 

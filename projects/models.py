@@ -155,8 +155,8 @@ class ProjectMember(models.Model):
     """A user who holds a project role in a project (`memberCount`), with the number of
     assignments that make them one (`paths`: their own roles and their groups' roles).
 
-    Kept by the database itself (migration 0003): triggers on role assignments, group
-    memberships and role types add and remove paths in the same transaction as the write,
+    Kept by the database itself (`flagadmin.derived.members`): triggers on role assignments,
+    group memberships and role types add and remove paths in the same transaction as the write,
     whatever makes it; a user is a member while they have a path. Plain ids rather than
     foreign keys: only the triggers write these rows, also while Django deletes the rows
     they follow."""
@@ -193,15 +193,15 @@ OWNER_NAMES = ""
 
 
 class ProjectListVersion(models.Model):
-    """A random value the database draws anew, in the writing transaction, whenever anything
-    that a project's entry in the projects list shows changes: the project's row, its member
-    count, its Owner assignments (triggers of projects migration 0004), its flag counts, its
-    flag activity and its flags' creation times (features migration 0011); and, in the row
-    `OWNER_NAMES`, whenever a user's or a group's name changes. While a project's version
-    and the names' version are the same, its entry is the same, up to the time at which one
-    of its flags outlives its type's lifetime; the list keeps each entry, encoded, per process
-    (`features.project_figures`). Random rather than counted, so that a value never comes
-    back after a restore or a failover, nor after a rollback."""
+    """A random value the database draws anew, in the writing transaction, whenever anything that a
+    project's entry in the projects list shows changes: the project's row, its member count, its
+    Owner assignments (triggers declared in `flagadmin.derived.list_versions`), its flag counts, its
+    flag activity and its flags' creation times (the same module's flag side); and, in the row
+    `OWNER_NAMES`, whenever a user's or a group's name changes. While a project's version and the
+    names' version are the same, its entry is the same, up to the time at which one of its flags
+    outlives its type's lifetime; the list keeps each entry, encoded, per process
+    (`features.project_figures`). Random rather than counted, so that a value never comes back after
+    a restore or a failover, nor after a rollback."""
 
     # A plain column, not a foreign key: the rows are the triggers' alone (made with the
     # project, dropped with it), and Django's delete then needs no query for them.
