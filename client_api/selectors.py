@@ -256,7 +256,9 @@ def client_feature_list(
 def _client_feature_list(
     *, projects: tuple[str, ...], environment: str, narrowed: FeatureFilter
 ) -> list[dict[str, Any]]:
-    flags = Feature.objects.filter(archived_at__isnull=True)
+    # An archived project holds no active flag (its archive is refused while it does); a flag
+    # that slipped in meanwhile must still not reach an SDK.
+    flags = Feature.objects.filter(archived_at__isnull=True, project__archived_at__isnull=True)
     if "*" not in projects:
         flags = flags.filter(project_id__in=projects)
     prefix = narrowed.name_prefix

@@ -20,6 +20,7 @@ from features.models import (
     Segment,
 )
 from flagadmin.models import TokenType
+from projects.models import Project
 from tests.conftest import assert_error
 from tests.factories import ProjectFactory, make_token
 
@@ -85,6 +86,19 @@ def test_client_features__off_flag(flag):
             "queryHash": body["meta"]["queryHash"],
         },
     }
+
+
+def test_client_features__flags_of_an_archived_project_never_served(admin_client, flag):
+    # Archiving a project with active flags is refused; a flag that got in anyway (a creation
+    # racing the archive) still reaches no SDK.
+    ProjectFactory(id="gone")
+    post(admin_client, "/api/admin/projects/gone/features", {"name": "left-behind"})
+    enable(admin_client, "left-behind", project="gone")
+    Project.objects.filter(pk="gone").update(archived_at=timezone.now())
+
+    names = [f["name"] for f in sdk().get(CLIENT_FEATURES).json()["features"]]
+
+    assert names == ["checkout"]
 
 
 def test_client_features__enabled_with_strategies_in_the_token_environment(admin_client, flag):
