@@ -10,6 +10,9 @@ one ETag as an SDK does, poll `GET /api/client/features` every `--interval` seco
 turn on each instance. Printed: how long after the last commit a poll still answered the old
 state of the first flag (the bound is CLIENT_API_REUSE_SECONDS, 1 s, plus a build), and how
 often a poller that had seen a flag's new state was then given the old one again (never).
+Then, for `--strategy-loop` seconds, a flag's only strategy is deleted (the environment off)
+and added back (on), each in one transaction: how many full answers had a flag on without any
+strategy, a state never committed (none).
 """
 
 from __future__ import annotations
@@ -76,6 +79,8 @@ class Poller(threading.Thread):
         self.instances, self.token, self.interval = instances, token, interval
         self.stopping = threading.Event()
         self.seen: list[tuple[float, int, bool, bool]] = []
+        # Full answers, and those with a flag on without any strategy (never committed).
+        self.full = self.torn = 0
 
     def run(self) -> None:
         etag, state, turn = None, None, 0
@@ -91,6 +96,10 @@ class Poller(threading.Thread):
                     etag = response.headers["ETag"]
                     flags = {flag["name"]: flag["enabled"] for flag in body["features"]}
                     state = (flags["early"], flags["late"])
+                    self.full += 1
+                    self.torn += any(
+                        flag["enabled"] and not flag["strategies"] for flag in body["features"]
+                    )
             except urllib.error.HTTPError as error:
                 if error.code != 304:
                     raise
@@ -98,6 +107,33 @@ class Poller(threading.Thread):
                 self.seen.append((time.monotonic(), turn % len(self.instances), *state))
             turn += 1
             self.stopping.wait(self.interval)
+
+
+def strategy_comes_and_goes(seconds: float) -> int:
+    """For `seconds`, flag `late`'s only strategy is deleted (its environment turned off with
+    it, as Unleash does) and added back (the environment on), each in one transaction;
+    returns how many times."""
+    from django.db import connection, transaction
+
+    from features.models import FeatureEnvironment, FeatureStrategy
+    from flagadmin.audit import record_event
+
+    environment = FeatureEnvironment.objects.get(feature_id="late")
+    rounds, deadline = 0, time.monotonic() + seconds
+    try:
+        while time.monotonic() < deadline:
+            with transaction.atomic():
+                FeatureStrategy.objects.filter(feature_environment=environment).delete()
+                FeatureEnvironment.objects.filter(pk=environment.pk).update(enabled=False)
+                record_event("feature-strategy-remove", actor=None, feature_name="late")
+            with transaction.atomic():
+                FeatureStrategy.objects.create(feature_environment=environment, name="default")
+                FeatureEnvironment.objects.filter(pk=environment.pk).update(enabled=True)
+                record_event("feature-strategy-add", actor=None, feature_name="late")
+            rounds += 1
+    finally:
+        connection.close()
+    return rounds
 
 
 def main() -> int:
@@ -109,6 +145,14 @@ def main() -> int:
     parser.add_argument("--pollers", type=int, default=4)
     parser.add_argument("--interval", type=float, default=0.05)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument(
+        "--strategy-loop", type=float, default=10, help="seconds of the strategy's comings"
+    )
+    parser.add_argument(
+        "--reuse-seconds",
+        help="the servers' CLIENT_API_REUSE_SECONDS (default: the app's, 1); 0 rebuilds a "
+        "body for every poll after a change, so more states are sampled",
+    )
     args = parser.parse_args()
 
     url = harness.create_database(args.database_url)
@@ -142,6 +186,10 @@ def main() -> int:
         for number in range(args.events):
             committed.append((*out_of_order(number % 2 == 0, args.gap), number % 2 == 0))
             time.sleep(args.every)
+        events_end = time.monotonic()
+        full_before = sum(poller.full for poller in pollers)
+        torn_before = sum(poller.torn for poller in pollers)
+        comings = strategy_comes_and_goes(args.strategy_loop)
         for poller in pollers:
             poller.stopping.set()
             poller.join()
@@ -154,17 +202,18 @@ def main() -> int:
             when - at
             for poller in pollers
             for when, _, early, _ in poller.seen
-            if at < when < until and early != enabled
+            if at < when < min(until, events_end) and early != enabled
         ]
         stale.append(max(old_after, default=0.0))
         for poller in pollers:
-            window = [seen for seen in poller.seen if late_at < seen[0] < until]
+            window = [seen for seen in poller.seen if late_at < seen[0] < min(until, events_end)]
             answers += len(window)
             for flag in (2, 3):
                 states = [seen[flag] for seen in window]
                 if enabled in states:
                     backward += any(state != enabled for state in states[states.index(enabled) :])
     stale.sort()
+    stale = stale or [0.0]
     print(
         f"{args.events} out-of-order events ({args.gap} s between the commits), "
         f"{args.pollers} pollers every {args.interval} s over 2 instances x {args.workers} "
@@ -175,7 +224,14 @@ def main() -> int:
         f"max {stale[-1]:.2f} s"
     )
     print(f"  pollers sent back to an older state: {backward}")
-    return 0 if backward == 0 else 1
+    full = sum(poller.full for poller in pollers) - full_before
+    torn = sum(poller.torn for poller in pollers) - torn_before
+    print(
+        f"a flag's only strategy deleted and added back {comings} times in "
+        f"{args.strategy_loop:g} s: {torn} of {full} full answers had a flag on without any "
+        "strategy, a state never committed"
+    )
+    return 0 if backward == torn == 0 else 1
 
 
 if __name__ == "__main__":
