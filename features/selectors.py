@@ -224,8 +224,8 @@ def list_project_features(*, project_id: str, user: object) -> list[dict[str, An
             last_seen_at,
         ) in flag_rows
     }
-    # On SQLite the three reads are not one snapshot (see `read_snapshot`): rows of a flag
-    # created between them are left out with the flag, whose own row came first.
+    # Rows of a flag the first read did not return are left out with it: a guard, the reads
+    # share one snapshot (`read_snapshot`, SQLite included).
     for name, tag_type, value in tag_rows:
         if (entry := entries.get(name)) is not None:
             entry["tags"].append({"type": tag_type, "value": value})
