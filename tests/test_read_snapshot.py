@@ -1,5 +1,6 @@
 """`flagadmin.db.read_snapshot`: the reads of one response (the project's flags list, the
-projects list) see one state of the database, and cannot write."""
+projects list, the client payload) see one state of the database (PostgreSQL and SQLite), and
+cannot write (PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from tests.concurrency import concurrent_db, run_together
 from tests.factories import FeatureFactory
 
 postgresql_only = pytest.mark.skipif(
-    connection.vendor != "postgresql", reason="SQLite reads are not isolated per statement"
+    connection.vendor != "postgresql", reason="PostgreSQL's read-only transactions and settings"
 )
 
 
@@ -21,7 +22,6 @@ def _commit_flag_from_another_connection(name: str) -> None:
     assert not isinstance(result, Exception), result
 
 
-@postgresql_only
 @concurrent_db
 @pytest.mark.usefixtures("seeded_rows_back_after_module")
 def test_read_snapshot__commit_during_the_block__unseen_until_it_ends():
