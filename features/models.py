@@ -212,6 +212,8 @@ class TagType(models.Model):
     name = models.CharField(max_length=50, primary_key=True)
     description = models.TextField(blank=True, default="")
     icon = models.CharField(max_length=255, null=True, blank=True)
+    # Unleash's hexadecimal colour (`#RRGGBB`), shown beside the tags of this type.
+    color = models.CharField(max_length=7, null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

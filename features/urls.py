@@ -3,6 +3,7 @@ from django.urls import path
 from features.environment_views import EnvironmentsView, EnvironmentView
 from features.project_views import ProjectViewSet
 from features.segment_views import SegmentViewSet
+from features.tag_views import FeatureTagViewSet, TagTypeViewSet, TagViewSet
 from features.views import (
     FeatureDependencyViewSet,
     FeatureEnvironmentViewSet,
@@ -16,6 +17,34 @@ FLAG_ENVIRONMENT = (
 )
 
 urlpatterns = [
+    path(
+        "features/<str:featureName>/tags",
+        FeatureTagViewSet.as_view({"get": "list", "post": "add", "put": "update"}),
+        name="feature-tags",
+    ),
+    path(
+        "features/<str:featureName>/tags/<str:type>/<str:value>",
+        FeatureTagViewSet.as_view({"delete": "remove"}),
+        name="feature-tag",
+    ),
+    path("tags", TagViewSet.as_view({"get": "list", "post": "create"}), name="tags"),
+    path("tags/<str:type>", TagViewSet.as_view({"get": "by_type"}), name="tags-by-type"),
+    path(
+        "tags/<str:type>/<str:value>",
+        TagViewSet.as_view({"get": "retrieve", "delete": "destroy"}),
+        name="tag",
+    ),
+    path("tag-types", TagTypeViewSet.as_view({"get": "list", "post": "create"}), name="tag-types"),
+    path(
+        "tag-types/validate",
+        TagTypeViewSet.as_view({"post": "validate"}),
+        name="tag-type-validate",
+    ),
+    path(
+        "tag-types/<str:name>",
+        TagTypeViewSet.as_view({"get": "retrieve", "put": "update", "delete": "destroy"}),
+        name="tag-type",
+    ),
     path("segments", SegmentViewSet.as_view({"get": "list", "post": "create"}), name="segments"),
     path(
         "segments/validate", SegmentViewSet.as_view({"post": "validate"}), name="segment-validate"
