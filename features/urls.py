@@ -1,6 +1,13 @@
 from django.urls import path
 
 from features.environment_views import EnvironmentsView, EnvironmentView
+from features.metadata_views import (
+    ArchivedFeatureViewSet,
+    FeatureEnvironmentInfoViewSet,
+    FeatureNameViewSet,
+    ProjectFeatureMetadataViewSet,
+    ProjectStaleViewSet,
+)
 from features.project_views import ProjectViewSet
 from features.segment_views import SegmentViewSet
 from features.tag_views import FeatureTagViewSet, TagTypeViewSet, TagViewSet
@@ -89,8 +96,36 @@ urlpatterns = [
     ),
     path(
         "projects/<str:projectId>/features/<str:featureName>",
-        ProjectFeatureViewSet.as_view({"get": "retrieve", "delete": "destroy"}),
+        # With updateFeature and patchFeature (features.metadata_views).
+        ProjectFeatureMetadataViewSet.as_view(
+            {"get": "retrieve", "put": "update", "patch": "partial_update", "delete": "destroy"}
+        ),
         name="project-feature",
+    ),
+    path(
+        "projects/<str:projectId>/stale",
+        ProjectStaleViewSet.as_view({"post": "stale"}),
+        name="project-features-stale",
+    ),
+    path(
+        "features/validate",
+        FeatureNameViewSet.as_view({"post": "validate"}),
+        name="feature-validate",
+    ),
+    path(
+        "archive/revive/<str:featureName>",
+        ArchivedFeatureViewSet.as_view({"post": "revive"}),
+        name="archived-feature-revive",
+    ),
+    path(
+        "archive/<str:featureName>",
+        ArchivedFeatureViewSet.as_view({"delete": "destroy"}),
+        name="archived-feature",
+    ),
+    path(
+        FLAG_ENVIRONMENT,
+        FeatureEnvironmentInfoViewSet.as_view({"get": "retrieve"}),
+        name="feature-environment",
     ),
     path(
         "projects/<str:projectId>/archive",

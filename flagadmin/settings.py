@@ -331,6 +331,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "ApiTokenTypeEnum": ["admin", "client"],
         "VariantPayloadTypeEnum": "features.validators.PAYLOAD_TYPES",
+        "FeatureTypeEnum": "features.metadata_serializers.FEATURE_TYPES",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

@@ -373,10 +373,11 @@ def test_get_feature__viewer__200(viewer_client):
     assert viewer_client.get(url("visible")).status_code == 200
 
 
-def test_get_feature__put__405(admin_client):
+def test_get_feature__post__405(admin_client):
+    # PUT and PATCH change the flag (tests/test_flag_metadata.py); POST is no operation here.
     FeatureFactory(name="fixed")
 
-    response = admin_client.put(url("fixed"), "{}", content_type="application/json")
+    response = admin_client.post(url("fixed"), "{}", content_type="application/json")
 
     assert_error(response, 405, "MethodNotAllowedError")
 

@@ -138,6 +138,13 @@ UNLEASH_TAGS = {
     "/api/admin/projects/{projectId}/bulk_features/environments/{environment}/on": "Features",
     "/api/admin/projects/{projectId}/bulk_features/environments/{environment}/off": "Features",
     "/api/admin/projects/{projectId}/features/{featureName}": "Features",
+    "/api/admin/projects/{projectId}/stale": "Features",
+    "/api/admin/features/validate": "Features",
+    "/api/admin/archive/{featureName}": "Archive",
+    "/api/admin/archive/revive/{featureName}": "Archive",
+    "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}": (
+        "Features"
+    ),
     "/api/admin/projects/{projectId}/features/{featureName}/dependencies": "Dependencies",
     "/api/admin/projects/{projectId}/features/{featureName}/dependencies/{parent}": (
         "Dependencies"

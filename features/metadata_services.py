@@ -1,0 +1,179 @@
+"""Changing what describes flags (description, type, stale, impression data), one flag or a
+project's batch, and reviving or deleting one archived flag. Each function is one transaction
+that writes its audit events."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from django.db import transaction
+
+from features.locks import lock_flag_for_edit, lock_named_flags
+from features.models import Feature, FeatureType
+from features.services import (
+    delete_features,
+    revive_features,
+    tags_of,
+    update_feature_metadata,
+)
+from flagadmin.api.errors import (
+    ArchivedFeatureError,
+    InvalidOperationError,
+    NotFoundError,
+    ValidationError,
+)
+from flagadmin.audit import record_event
+
+FEATURE_STALE_ON = "feature-stale-on"
+FEATURE_STALE_OFF = "feature-stale-off"
+
+# The fields of a flag that `updateFeature` and `patchFeature` change; the document's other
+# fields (name, project, createdAt, archived) are read only.
+METADATA_FIELDS = ("description", "type", "stale", "impression_data")
+
+
+def _record_stale(feature: Feature, stale: bool, actor: object) -> None:
+    record_event(
+        FEATURE_STALE_ON if stale else FEATURE_STALE_OFF,
+        actor=actor,
+        project=feature.project_id,
+        feature_name=feature.name,
+        tags=tags_of(feature),
+    )
+
+
+def update_flag_metadata(*, feature: Feature, changes: Mapping[str, Any], actor: object) -> Feature:
+    """Change the flag's `changes` (keys of `METADATA_FIELDS`; others stay as stored). Records
+    `feature-metadata-updated` with the values before and after and, when the stale state
+    changed, `feature-stale-on` or `feature-stale-off`, as Unleash names that change. An
+    archived flag is refused (400 `ArchivedFeatureError`): it changes through the archive."""
+    with transaction.atomic():
+        # Every row a type or stale change writes (the counts of any type), in lock order.
+        lock_flag_for_edit(feature)
+        current = Feature.objects.get(pk=feature.pk)
+        if current.archived_at is not None:
+            raise ArchivedFeatureError()
+        values = {field: getattr(current, field) for field in METADATA_FIELDS}
+        values.update({k: v for k, v in changes.items() if k in METADATA_FIELDS})
+        was_stale = current.stale
+        updated = update_feature_metadata(feature=current, **values, actor=actor)
+        if updated.stale != was_stale:
+            _record_stale(updated, updated.stale, actor)
+    return updated
+
+
+def set_flags_stale(*, project_id: str, names: Sequence[str], stale: bool, actor: object) -> None:
+    """Mark the named flags of the project stale or not, one `feature-stale-on` or
+    `feature-stale-off` event per flag that changed. Names of no flag are ignored; a flag of
+    another project is 403 `InvalidOperationError` and changes nothing, as Unleash answers."""
+    with transaction.atomic():
+        found = lock_named_flags(project_id, names)
+        elsewhere = sorted({f.project_id for f in found.values() if f.project_id != project_id})
+        if elsewhere:
+            projects = ", ".join(f'"{p}"' for p in elsewhere)
+            raise InvalidOperationError(
+                "The operation could not be completed. The features exist, but the provided "
+                f"project ids ({projects}) does not match the project provided in request URL "
+                f'("{project_id}").'
+            )
+        changed = [f for f in found.values() if f.stale != stale]
+        Feature.objects.filter(pk__in=[f.pk for f in changed]).update(stale=stale)
+        for feature in changed:
+            _record_stale(feature, stale, actor)
+
+
+def revive_flag(*, name: str, actor: object) -> None:
+    """Bring the archived flag back, as `revive_features` does (disabled everywhere,
+    `feature-revived`). A flag that is not archived is left as it is. 404 for no such flag."""
+    feature = Feature.objects.filter(name=name).select_related("project").first()
+    if feature is None:
+        raise NotFoundError("No feature flag found")
+    revive_features(project=feature.project, names=[name], actor=actor)
+
+
+def delete_archived_flag(*, name: str, actor: object) -> None:
+    """Delete the archived flag for good, as `delete_features` does (`feature-deleted`; 403
+    when another flag depends on it). No such flag, or an active one: nothing changes."""
+    feature = Feature.objects.filter(name=name).select_related("project").first()
+    if feature is not None:
+        delete_features(project=feature.project, names=[name], actor=actor)
+
+
+# --- JSON Patch on a flag's metadata ---------------------------------------------------------
+
+
+def metadata_document(feature: Feature) -> dict[str, Any]:
+    """The document `patchFeature` patches: the flag's row as Unleash's store reads it."""
+    return {
+        "name": feature.name,
+        "description": feature.description,
+        "type": feature.type,
+        "project": feature.project_id,
+        "stale": feature.stale,
+        "createdAt": feature.created_at,
+        "impressionData": feature.impression_data,
+        "archived": feature.archived_at is not None,
+    }
+
+
+class PatchRefused(ValidationError):
+    """A patch that cannot be applied (a failed `test`, a missing member)."""
+
+
+def _key(pointer: str, index: int) -> str:
+    """The member a one-level JSON Pointer names (the document is flat)."""
+    parts = pointer.split("/")
+    if len(parts) != 2 or parts[0] != "":
+        raise PatchRefused.for_property(
+            f"/body/{index}/path",
+            f"Could not apply provided patch: {pointer!r} is no member of the flag.",
+        )
+    return parts[1].replace("~1", "/").replace("~0", "~")
+
+
+def apply_metadata_patch(
+    document: dict[str, Any], operations: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """`document` with the JSON Patch `operations` applied (RFC 6902 on a flat object; as
+    Unleash's fast-json-patch, `replace` of a missing member adds it)."""
+    result = copy.deepcopy(document)
+    for index, operation in enumerate(operations):
+        op, key = operation["op"], _key(operation["path"], index)
+        if op in ("add", "replace"):
+            result[key] = operation.get("value")
+        elif op == "test":
+            if result.get(key, ...) != operation.get("value"):
+                raise PatchRefused.for_property(
+                    f"/body/{index}",
+                    f"Could not apply provided patch: test of {operation['path']} failed.",
+                )
+        else:
+            source = key if op == "remove" else _key(operation.get("from", ""), index)
+            if source not in result:
+                raise PatchRefused.for_property(
+                    f"/body/{index}",
+                    f"Could not apply provided patch: {op} of a missing member.",
+                )
+            value = result[source] if op == "copy" else result.pop(source)
+            if op != "remove":
+                result[key] = value
+    return result
+
+
+def metadata_from_document(document: Mapping[str, Any]) -> dict[str, Any]:
+    """The metadata a patched document sets: a member it removed takes Unleash's default
+    (no description, type `release`, not stale, no impression data)."""
+    return {
+        "description": document.get("description"),
+        "type": document.get("type", FeatureType.RELEASE),
+        "stale": document.get("stale", False),
+        "impressionData": document.get("impressionData", False),
+    }
+
+
+class OperationDeniedError(InvalidOperationError):
+    """Unleash's 403 for a change made through the wrong endpoint."""
+
+    error_name = "OperationDeniedError"
