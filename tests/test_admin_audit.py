@@ -93,6 +93,7 @@ def test_admin_add__records_created_event(staff, operator):
                 "name": "team",
                 "description": "Owning team",
                 "icon": None,
+                "color": None,
                 "createdAt": json_safe(created_at),
             },
         )
