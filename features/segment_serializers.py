@@ -91,7 +91,7 @@ class AdminSegmentSchemaSerializer(serializers.Serializer):
         return data
 
 
-@extend_schema_serializer(component_name="segmentsSchema")
+@extend_schema_serializer(component_name="segmentsSchema", many=False)
 class SegmentsSchemaSerializer(serializers.Serializer):
     segments = AdminSegmentSchemaSerializer(many=True)
 

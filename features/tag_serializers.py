@@ -124,7 +124,7 @@ class TagResponseSerializer(serializers.Serializer):
         ref_name = None
 
 
-@extend_schema_serializer(component_name="tagsSchema")
+@extend_schema_serializer(component_name="tagsSchema", many=False)
 class TagsSchemaSerializer(serializers.Serializer):
     """A list of tags with a version number."""
 
@@ -189,7 +189,7 @@ class TagTypeResponseSerializer(serializers.Serializer):
         ref_name = None
 
 
-@extend_schema_serializer(component_name="tagTypesSchema")
+@extend_schema_serializer(component_name="tagTypesSchema", many=False)
 class TagTypesSchemaSerializer(serializers.Serializer):
     """A list of tag types with a version number."""
 

@@ -311,7 +311,8 @@ class FeatureEnvironmentViewSet(AdminApiMixin, viewsets.ViewSet):
         ),
         parameters=[PROJECT_ID, FEATURE_NAME, ENVIRONMENT, ACTIVATE_DISABLED_STRATEGIES],
         request=None,
-        responses={200: FeatureSchemaSerializer, **error_responses(404)},
+        # 400: an archived flag, or a query that holds a NUL.
+        responses={200: FeatureSchemaSerializer, **error_responses(400, 404)},
     )
     def on(self, request: Request, projectId: str, featureName: str, environment: str):
         return self._toggle(request, projectId, featureName, environment, True)
@@ -329,7 +330,8 @@ class FeatureEnvironmentViewSet(AdminApiMixin, viewsets.ViewSet):
         ),
         parameters=[PROJECT_ID, FEATURE_NAME, ENVIRONMENT],
         request=None,
-        responses={200: FeatureSchemaSerializer, **error_responses(404)},
+        # 400: an archived flag.
+        responses={200: FeatureSchemaSerializer, **error_responses(400, 404)},
     )
     def off(self, request: Request, projectId: str, featureName: str, environment: str):
         return self._toggle(request, projectId, featureName, environment, False)
