@@ -14,8 +14,8 @@ from features.locks import lock_flag_for_edit, lock_named_flags
 from features.models import Feature, FeatureType
 from features.services import (
     delete_features,
+    record_stale_change,
     revive_features,
-    tags_of,
     update_feature_metadata,
 )
 from flagadmin.api.errors import (
@@ -24,30 +24,16 @@ from flagadmin.api.errors import (
     NotFoundError,
     ValidationError,
 )
-from flagadmin.audit import record_event
-
-FEATURE_STALE_ON = "feature-stale-on"
-FEATURE_STALE_OFF = "feature-stale-off"
 
 # The fields of a flag that `updateFeature` and `patchFeature` change; the document's other
 # fields (name, project, createdAt, archived) are read only.
 METADATA_FIELDS = ("description", "type", "stale", "impression_data")
 
 
-def _record_stale(feature: Feature, stale: bool, actor: object) -> None:
-    record_event(
-        FEATURE_STALE_ON if stale else FEATURE_STALE_OFF,
-        actor=actor,
-        project=feature.project_id,
-        feature_name=feature.name,
-        tags=tags_of(feature),
-    )
-
-
 def update_flag_metadata(*, feature: Feature, changes: Mapping[str, Any], actor: object) -> Feature:
     """Change the flag's `changes` (keys of `METADATA_FIELDS`; others stay as stored). Records
     `feature-metadata-updated` with the values before and after and, when the stale state
-    changed, `feature-stale-on` or `feature-stale-off`, as Unleash names that change. An
+    changed, `feature-stale-on` or `feature-stale-off` (both `update_feature_metadata`'s). An
     archived flag is refused (400 `ArchivedFeatureError`): it changes through the archive."""
     with transaction.atomic():
         # Every row a type or stale change writes (the counts of any type), in lock order.
@@ -57,10 +43,7 @@ def update_flag_metadata(*, feature: Feature, changes: Mapping[str, Any], actor:
             raise ArchivedFeatureError()
         values = {field: getattr(current, field) for field in METADATA_FIELDS}
         values.update({k: v for k, v in changes.items() if k in METADATA_FIELDS})
-        was_stale = current.stale
         updated = update_feature_metadata(feature=current, **values, actor=actor)
-        if updated.stale != was_stale:
-            _record_stale(updated, updated.stale, actor)
     return updated
 
 
@@ -81,7 +64,8 @@ def set_flags_stale(*, project_id: str, names: Sequence[str], stale: bool, actor
         changed = [f for f in found.values() if f.stale != stale]
         Feature.objects.filter(pk__in=[f.pk for f in changed]).update(stale=stale)
         for feature in changed:
-            _record_stale(feature, stale, actor)
+            feature.stale = stale
+            record_stale_change(feature, actor=actor)
 
 
 def revive_flag(*, name: str, actor: object) -> None:

@@ -39,6 +39,8 @@ User = get_user_model()
 FEATURE_CREATED = "feature-created"
 FEATURE_ARCHIVED = "feature-archived"
 FEATURE_METADATA_UPDATED = "feature-metadata-updated"
+FEATURE_STALE_ON = "feature-stale-on"
+FEATURE_STALE_OFF = "feature-stale-off"
 FEATURE_ENVIRONMENT_ENABLED = "feature-environment-enabled"
 FEATURE_ENVIRONMENT_DISABLED = "feature-environment-disabled"
 FEATURE_ENVIRONMENT_VARIANTS_UPDATED = "feature-environment-variants-updated"
@@ -278,11 +280,13 @@ def update_feature_metadata(
     actor: object,
 ) -> Feature:
     """Change what describes the flag; records `feature-metadata-updated` with the values
-    before and after, or nothing when nothing changed."""
+    before and after, or nothing when nothing changed, and, when the stale state changed,
+    `feature-stale-on` or `feature-stale-off` (as Unleash names that change), whoever calls."""
     with transaction.atomic():
         # NO KEY: see `features.locks`.
         current = Feature.objects.select_for_update(no_key=True).get(pk=feature.pk)
         before = _metadata(current)
+        was_stale = current.stale
         current.description = description or None
         current.type = type
         current.stale = stale
@@ -297,7 +301,20 @@ def update_feature_metadata(
             pre_data=before,
             tags=tags_of(current),
         )
+        if current.stale != was_stale:
+            record_stale_change(current, actor=actor)
     return current
+
+
+def record_stale_change(feature: Feature, *, actor: object) -> None:
+    """Record the flag's new stale state, `feature-stale-on` or `feature-stale-off`."""
+    record_event(
+        FEATURE_STALE_ON if feature.stale else FEATURE_STALE_OFF,
+        actor=actor,
+        project=feature.project_id,
+        feature_name=feature.name,
+        tags=tags_of(feature),
+    )
 
 
 def set_feature_environment_variants(

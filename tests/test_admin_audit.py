@@ -496,6 +496,40 @@ def test_admin_delete_flag__only_archived__records_feature_deleted(staff, operat
     ]
 
 
+# --- a flag's stale state ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("stale_before", "posted", "event"),
+    [
+        pytest.param(False, {"stale": "on"}, "feature-stale-on", id="on"),
+        pytest.param(True, {}, "feature-stale-off", id="off"),
+    ],
+)
+def test_admin_change_flag__stale__records_stale_event_as_unleash(
+    staff, operator, stale_before, posted, event
+):
+    FeatureFactory(name="ageing", stale=stale_before)
+    data = {k: v for k, v in change_form_data(_flag_page(staff, "ageing")).items() if k != "stale"}
+
+    response = staff.post("/admin/features/feature/ageing/change/", {**data, **posted})
+
+    assert response.status_code == 302, response.content.decode()[:3000]
+    scope = {"project": "default", "feature_name": "ageing"}
+    assert [e["type"] for e in recorded()] == ["feature-metadata-updated", event]
+    assert recorded(type=event) == [by_operator(operator, event, **scope)]
+
+
+def test_admin_change_flag__description_only__no_stale_event(staff):
+    FeatureFactory(name="ageing", stale=True)
+    data = change_form_data(_flag_page(staff, "ageing"), description="reworded")
+
+    response = staff.post("/admin/features/feature/ageing/change/", data)
+
+    assert response.status_code == 302, response.content.decode()[:3000]
+    assert [e["type"] for e in recorded()] == ["feature-metadata-updated"]
+
+
 # --- the same mechanism on every other admin -----------------------------------------------
 
 
