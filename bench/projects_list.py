@@ -10,7 +10,7 @@ stale, some old enough to be potentially stale, some archived) with one entry pe
 usage timestamps, and `--events-per-flag` audit events for each flag. Then it serves the app
 with gunicorn and drives the list with wrk at 8 connections after a warm-up, and prints
 requests/s and the p50/p99 latency. Each worker keeps each project's entry while the project's
-version is the same (features.project_figures), so that the runs measure what a server does
+version is the same (overview.project_figures), so that the runs measure what a server does
 when nothing is written; `--no-reuse` computes every entry on every request
 (`PROJECTS_LIST_ENTRY_MAX_AGE=0`), as a server does for the entries of projects written since.
 Concurrent requests share one computation begun after they all arrived, as served;
@@ -221,7 +221,7 @@ def explain() -> str:
     from django.db import connection, transaction
     from django.utils import timezone
 
-    from features.project_figures import _figures_sql, _params, scope_condition
+    from overview.project_figures import _figures_sql, _params, scope_condition
 
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL jit = off")

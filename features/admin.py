@@ -1,7 +1,7 @@
 """Django admin of flags (environments, tags, lifecycle and dependencies inline, see
 `features.admin_inlines`; the flag's audit events on its page), tag types, tags, segments,
-strategies, and what SDKs report (usage counts, instances). Projects: `features.project_admin`
-(registered from here), beside the read model its list shares with the API.
+strategies, and what SDKs report (usage counts, instances). Projects: `overview.admin`, beside
+the read model its list shares with the API.
 
 Creating and archiving go through `features.services`, as the API does: a flag added here gets
 its environments, lifecycle stage and `feature-created` event; archiving is an action.
@@ -490,7 +490,3 @@ class ClientInstanceAdmin(ReadOnlyAdmin):
     list_display = ["app_name", "instance_id", "environment", "sdk_version", "last_seen_at"]
     list_filter = ["environment"]
     search_fields = ["app_name", "instance_id"]
-
-
-# The projects' admin shows flag figures, so it lives in this app; importing it registers it.
-from features import project_admin  # noqa: E402, F401

@@ -1,6 +1,5 @@
 from django.urls import path
 
-from features.environment_views import EnvironmentsView, EnvironmentView
 from features.metadata_views import (
     ArchivedFeatureViewSet,
     FeatureEnvironmentInfoViewSet,
@@ -8,7 +7,6 @@ from features.metadata_views import (
     ProjectFeatureMetadataViewSet,
     ProjectStaleViewSet,
 )
-from features.project_views import ProjectViewSet
 from features.segment_views import SegmentViewSet
 from features.tag_views import FeatureTagViewSet, TagTypeViewSet, TagViewSet
 from features.views import (
@@ -70,24 +68,6 @@ urlpatterns = [
         "segments/<str:id>/strategies",
         SegmentViewSet.as_view({"get": "strategies"}),
         name="segment-strategies",
-    ),
-    path("environments", EnvironmentsView.as_view(), name="environments"),
-    path("environments/<str:name>", EnvironmentView.as_view(), name="environment"),
-    path(
-        "projects",
-        ProjectViewSet.as_view({"get": "list", "post": "create"}),
-        name="projects",
-    ),
-    path("projects/<str:projectId>", ProjectViewSet.as_view({"get": "retrieve"}), name="project"),
-    path(
-        "projects/archive/<str:projectId>",
-        ProjectViewSet.as_view({"post": "archive"}),
-        name="project-archive",
-    ),
-    path(
-        "projects/revive/<str:projectId>",
-        ProjectViewSet.as_view({"post": "revive"}),
-        name="project-revive",
     ),
     path(
         "projects/<str:projectId>/features",

@@ -165,6 +165,7 @@ INSTALLED_APPS = [
     "groups",
     "projects",
     "features",
+    "overview",  # above features and projects: their read side (docs/architecture.md)
     "client_api",
     "auth_saml",
 ]

@@ -12,6 +12,7 @@ from flagadmin.api.views import HealthView, ReadyView, UnknownApiPathView
 api_admin = [
     path("", include("flagadmin.api.urls")),
     path("", include("projects.urls")),
+    path("", include("overview.urls")),
     path("", include("features.urls")),
     path("", include("groups.urls")),
     path("", include("auth_saml.urls")),

@@ -200,7 +200,7 @@ class ProjectListVersion(models.Model):
     `OWNER_NAMES`, whenever a user's or a group's name changes. While a project's version and the
     names' version are the same, its entry is the same, up to the time at which one of its flags
     outlives its type's lifetime; the list keeps each entry, encoded, per process
-    (`features.project_figures`). Random rather than counted, so that a value never comes back after
+    (`overview.project_figures`). Random rather than counted, so that a value never comes back after
     a restore or a failover, nor after a rollback."""
 
     # A plain column, not a foreign key: the rows are the triggers' alone (made with the

@@ -1,7 +1,7 @@
 """Reads of projects that need nothing above this app: owners and project access.
 
-The project read model with its figures about flags is `features.project_figures` (it may
-import this app; this app must not import `features`).
+The project read model with its figures about flags is `overview.project_figures` (it may
+import this app; this app must not import `features` or `overview`).
 """
 
 from __future__ import annotations

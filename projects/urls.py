@@ -1,5 +1,5 @@
 """The project endpoints of this app, mounted under /api/admin/ (those answering with a
-project's figures are routed by `features.urls`)."""
+project's figures are routed by `overview.urls`)."""
 
 from django.urls import path
 

@@ -1,6 +1,6 @@
 """The project endpoint that needs no flag figures (project access), and the helpers the
 project endpoints share. Those that answer with a project's figures are in
-`features.project_views`, beside the read model of the figures."""
+`overview.project_views`, beside the read model of the figures."""
 
 from __future__ import annotations
 

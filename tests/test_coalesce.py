@@ -251,7 +251,7 @@ class RecordingCoalescer:
 def test_projects_list__outside_a_transaction__goes_through_the_coalescer(
     settings, monkeypatch, entry_max_age, key
 ):
-    from features import project_figures
+    from overview import project_figures
 
     settings.PROJECTS_LIST_ENTRY_MAX_AGE = entry_max_age
     ProjectFactory(id="listed")
@@ -274,7 +274,7 @@ def test_projects_list__inside_a_callers_transaction__computed_alone(
     # Only this caller's transaction holds its own writes: no other caller may get its answer.
     from django.db import transaction
 
-    from features import project_figures
+    from overview import project_figures
 
     settings.PROJECTS_LIST_ENTRY_MAX_AGE = entry_max_age
     recording = RecordingCoalescer()

@@ -18,7 +18,7 @@ from django.core.management.color import no_style
 from django.db import IntegrityError, connection
 from django.utils import timezone
 
-from features import project_figures, project_stats
+from features import project_stats
 from features.models import (
     Feature,
     FeatureType,
@@ -30,6 +30,7 @@ from features.services import archive_feature, create_feature, update_feature_me
 from flagadmin.api.principals import TokenPrincipal
 from flagadmin.models import AuditEvent, Role, TokenType, User
 from groups.models import Group, GroupMembership
+from overview import project_figures
 from projects import member_stats
 from projects.models import (
     Project,

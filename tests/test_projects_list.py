@@ -9,8 +9,8 @@ import pytest
 from django.utils import timezone
 
 from features.models import FeatureType
-from features.project_figures import health
 from flagadmin.models import Role
+from overview.project_figures import health
 from projects.models import Project
 from projects.serializers import ProjectSchemaSerializer
 from tests.conftest import assert_error

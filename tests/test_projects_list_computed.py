@@ -1,6 +1,6 @@
 """The computed projects list (`PROJECTS_LIST_ENTRY_MAX_AGE=0`) reads every figure on every
 request and reuses a project's encoded entry only when the rows it was built from are read
-again unchanged (`features.project_figures._encoded`): after any write, the body equals the one
+again unchanged (`overview.project_figures._encoded`): after any write, the body equals the one
 built from the same rows without that reuse.
 
 These tests run outside any test transaction (`transaction=True`), as a server does.
@@ -13,9 +13,9 @@ import random
 import pytest
 from django.utils import timezone
 
-from features import project_figures
 from flagadmin.api.renderers import encode_json
 from flagadmin.models import Role
+from overview import project_figures
 from tests.concurrency import concurrent_db
 from tests.factories import GroupFactory, ProjectFactory, ProjectRoleAssignmentFactory, UserFactory
 from tests.test_projects_list_kept import (

@@ -1,4 +1,4 @@
-"""The projects list's kept entries (`features.project_figures.projects_list_body`): a worker
+"""The projects list's kept entries (`overview.project_figures.projects_list_body`): a worker
 computes a project's entry again only when the database has drawn a new version for the
 project (`ProjectListVersion`), when one of its flags outlives its type's lifetime, or when
 the entry is older than `PROJECTS_LIST_ENTRY_MAX_AGE`; the body served is always the body that
@@ -24,10 +24,10 @@ from django.db.utils import OperationalError
 from django.test import override_settings
 from django.utils import timezone
 
-from features import project_figures
 from features.models import Feature, FeatureType
 from flagadmin.models import Role, User
 from groups.models import Group
+from overview import project_figures
 from projects.models import (
     OWNER_NAMES,
     FavoriteProject,

@@ -7,7 +7,7 @@ The projects list computes again the entries of the projects written since its l
 their potentially-stale counts need the flags younger than their type's lifetime, which were
 counted one by one (a project receiving flags all day has thousands of them: 5-10 ms a read,
 growing). With these rows it is a sum of at most 40 rows per lifetime, plus the flags of the
-cutoff's own day (see `features.project_figures`).
+cutoff's own day (see `overview.project_figures`).
 """
 
 import django.db.models.deletion

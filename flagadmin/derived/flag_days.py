@@ -4,7 +4,7 @@ of creation (UTC).
 The projects list computes again the entries of the projects written since its last read; their
 potentially-stale counts need the flags younger than their type's lifetime. With these rows it
 is a sum of at most 40 rows per lifetime, plus the flags of the cutoff's own day (see
-`features.project_figures`), whatever the number of young flags. Kept as `flag_counts` keeps
+`overview.project_figures`), whatever the number of young flags. Kept as `flag_counts` keeps
 its table: one upsert per row moved, under that row's lock.
 """
 

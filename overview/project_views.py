@@ -1,6 +1,6 @@
 """The project endpoints that answer with a project's figures (list, read, create, archive,
-revive). They live in `features` with the read model they use (`features.project_figures`),
-since the figures are mostly about flags; the projects app keeps its models and writes."""
+revive), beside the read model they use (`overview.project_figures`). The projects app keeps
+the models, the writes and the access endpoint."""
 
 from __future__ import annotations
 
@@ -13,12 +13,12 @@ from rest_framework import status, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from features.project_figures import project_detail, projects_list_body
 from flagadmin import permissions as perms
 from flagadmin.api.errors import NotFoundError, ValidationError
 from flagadmin.api.views import AdminApiMixin
 from flagadmin.names import URL_SAFE_CHARACTERS
 from flagadmin.schema import error_responses
+from overview.project_figures import project_detail, projects_list_body
 from projects.serializers import (
     CreateProjectSchemaSerializer,
     ProjectDetailSchemaSerializer,

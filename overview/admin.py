@@ -1,5 +1,5 @@
 """Django admin of projects: the list shows each project's figures as the API lists them (one
-read model, `features.project_figures`, computed for the page's projects at once); members and
+read model, `overview.project_figures`, computed for the page's projects at once); members and
 environments are edited inline. Writes are audited like every admin's (`AuditedModelAdmin`)."""
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ from django.contrib import admin
 from django.contrib.admin.views.main import ChangeList
 from django.http import HttpRequest
 
-from features.project_figures import project_figures
 from flagadmin.admin_audit import AuditedModelAdmin, json_safe
 from flagadmin.admin_filters import ArchivedFilter
 from flagadmin.api.errors import InvalidOperationError
 from flagadmin.db import held_ids
 from flagadmin.models import User
 from groups.models import Group
+from overview.project_figures import project_figures
 from projects.admin import ProjectEnvironmentInline, ProjectRoleAssignmentInline
 from projects.models import Project, ProjectRoleAssignment
 from projects.services import refuse_archive_with_active_flags

@@ -1,6 +1,6 @@
 """GET /api/admin/environments and /api/admin/environments/:name (Unleash's getAllEnvironments
 and getEnvironment). Here rather than in `projects`, which owns environments, because the list
-counts the flags turned on in each, and `projects` does not read flags."""
+counts the flags turned on in each (`features`), and `projects` does not read flags."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """The read model of projects: each project with its figures, as the project endpoints show it
 and as the Django admin lists projects (one implementation for both).
 
-It lives in `features` because most figures are about flags: this module imports `projects`
-(below it), never the other way. Everything is read from the rows as they are when the request
+Most figures are about flags: this module reads `features` and `projects` (both below it),
+which never import it. Everything is read from the rows as they are when the request
 is served, in a constant number of statements whatever the number of projects and flags:
 
 1. the projects with their figures (`_figures_sql`), each source read once, none by counting
