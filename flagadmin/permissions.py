@@ -18,6 +18,15 @@ SEGMENT_PERMISSIONS = [CREATE_SEGMENT, UPDATE_SEGMENT, DELETE_SEGMENT]
 CREATE_TAG_TYPE = "CREATE_TAG_TYPE"
 UPDATE_TAG_TYPE = "UPDATE_TAG_TYPE"
 DELETE_TAG_TYPE = "DELETE_TAG_TYPE"
+# A project's client tokens (Unleash's Editor, Owner and Member roles have them).
+READ_PROJECT_API_TOKEN = "READ_PROJECT_API_TOKEN"
+CREATE_PROJECT_API_TOKEN = "CREATE_PROJECT_API_TOKEN"
+DELETE_PROJECT_API_TOKEN = "DELETE_PROJECT_API_TOKEN"
+PROJECT_API_TOKEN_PERMISSIONS = [
+    READ_PROJECT_API_TOKEN,
+    CREATE_PROJECT_API_TOKEN,
+    DELETE_PROJECT_API_TOKEN,
+]
 
 # Permissions a project role can grant within its project.
 PROJECT_PERMISSIONS = frozenset(
@@ -28,6 +37,7 @@ PROJECT_PERMISSIONS = frozenset(
         UPDATE_PROJECT,
         DELETE_PROJECT,
         UPDATE_PROJECT_ACCESS,
+        *PROJECT_API_TOKEN_PERMISSIONS,
     }
 )
 
@@ -39,7 +49,14 @@ SEEDED_ROLES = [
         "Editor",
         "root",
         "Users with the root editor role can create projects and flags in any project.",
-        [CREATE_PROJECT, CREATE_FEATURE, UPDATE_FEATURE, DELETE_FEATURE, *SEGMENT_PERMISSIONS],
+        [
+            CREATE_PROJECT,
+            CREATE_FEATURE,
+            UPDATE_FEATURE,
+            DELETE_FEATURE,
+            *SEGMENT_PERMISSIONS,
+            *PROJECT_API_TOKEN_PERMISSIONS,
+        ],
     ),
     (3, "Viewer", "root", "Users with the root viewer role can only read resources.", []),
     (
@@ -54,6 +71,6 @@ SEEDED_ROLES = [
         "Member",
         "project",
         "Users with the project member role can create and change flags in the project.",
-        [CREATE_FEATURE, UPDATE_FEATURE, DELETE_FEATURE],
+        [CREATE_FEATURE, UPDATE_FEATURE, DELETE_FEATURE, *PROJECT_API_TOKEN_PERMISSIONS],
     ),
 ]

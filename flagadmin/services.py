@@ -95,6 +95,66 @@ def create_api_token(
     return token, plaintext
 
 
+# --- Changing and deleting API tokens ------------------------------------------------------
+# The admin API names a token by its whole secret (as Unleash does); only digests are stored, so
+# the token is found by the digest of what was sent, and the secret goes no further than that.
+
+
+def managed_token(secret: str) -> ApiToken | None:
+    """The admin or client token whose secret is `secret`; None for anything else (unknown,
+    revoked, a personal token), which the callers treat alike."""
+    return (
+        ApiToken.objects.filter(
+            digest=ApiToken.digest_of(secret),
+            type__in=[TokenType.ADMIN, TokenType.CLIENT],
+            revoked_at__isnull=True,
+        )
+        .order_by()
+        .first()
+    )
+
+
+def _token_event_scope(token: ApiToken) -> dict:
+    # Unleash files token events under the token's `project` (one id, `*`, or `[]` for several)
+    # and environment.
+    projects = token.project.split(",")
+    return {
+        "project": projects[0] if len(projects) == 1 else "[]",
+        "environment": token.environment,
+    }
+
+
+def update_api_token_expiry(*, actor: object, token: ApiToken, expires_at: datetime) -> ApiToken:
+    """A new expiry; one in the past ends the token from the next request (as Unleash allows)."""
+    with transaction.atomic():
+        before = token_event_data(token)
+        token.expires_at = expires_at
+        token.save(update_fields=["expires_at"])
+        record_event(
+            "api-token-updated",
+            actor=actor,
+            data=token_event_data(token),
+            pre_data=before,
+            **_token_event_scope(token),
+        )
+    return token
+
+
+def delete_api_token(*, actor: object, token: ApiToken) -> None:
+    """Delete the row: the next request presenting the token finds nothing (the client API's
+    per-worker reuse of a lookup ends within CLIENT_API_REUSE_SECONDS)."""
+    with transaction.atomic():
+        # Recorded first: a token deleting itself is the event's actor, and the deletion then
+        # clears that reference (AuditEvent.token is SET_NULL) with the others.
+        record_event(
+            "api-token-deleted",
+            actor=actor,
+            pre_data=token_event_data(token),
+            **_token_event_scope(token),
+        )
+        token.delete()
+
+
 def _username_taken_error(username: str) -> NameExistsError | None:
     if User.objects.filter(username__iexact=username).exists():
         return NameExistsError("A user with that username already exists")

@@ -323,7 +323,7 @@ def test_400__schema_error_names_the_property(admin_client):
     [
         "/api/admin/nope",
         "/api/admin/nope/",
-        "/api/admin/api-tokens/1",
+        "/api/admin/api-tokens/1/nope",
         "/api/nope",
         "/api",
         "/api/",

@@ -120,6 +120,9 @@ def test_swagger_ui(anon_client, db):
 # ../shared/reference/unleash-observed.md records them: groups under Users, SAML under Auth).
 UNLEASH_TAGS = {
     "/api/admin/api-tokens": "API tokens",
+    "/api/admin/api-tokens/{token}": "API tokens",
+    "/api/admin/projects/{projectId}/api-tokens": "Projects",
+    "/api/admin/projects/{projectId}/api-tokens/{token}": "Projects",
     "/api/admin/environments": "Environments",
     "/api/admin/environments/{name}": "Environments",
     "/api/admin/auth/saml/settings": "Auth",

@@ -2,10 +2,23 @@
 
 from django.urls import path
 
+from flagadmin.api.token_views import ApiTokenView, ProjectApiTokensView, ProjectApiTokenView
 from flagadmin.api.views import ApiTokensView, ServiceAccountsView, ServiceAccountTokensView
 
 urlpatterns = [
     path("api-tokens", ApiTokensView.as_view(), name="api-tokens"),
+    # API tokens named by their secret, and a project's client tokens (token_views).
+    path("api-tokens/<str:token>", ApiTokenView.as_view(), name="api-token"),
+    path(
+        "projects/<str:projectId>/api-tokens",
+        ProjectApiTokensView.as_view(),
+        name="project-api-tokens",
+    ),
+    path(
+        "projects/<str:projectId>/api-tokens/<str:token>",
+        ProjectApiTokenView.as_view(),
+        name="project-api-token",
+    ),
     path("service-account", ServiceAccountsView.as_view(), name="service-accounts"),
     path(
         "service-account/<int:id>/token",
