@@ -16,8 +16,10 @@ from django.contrib.admin.views.main import ChangeList
 from django.db.models import Exists, OuterRef, Prefetch, QuerySet, Subquery
 from django.http import HttpRequest
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.http import urlencode
+from django.utils.safestring import mark_safe
 
 from features.admin_inlines import (
     SAVED_THROUGH_SERVICES,
@@ -55,13 +57,15 @@ from features.strategy_services import (
     update_feature_strategy,
 )
 from flagadmin.admin_audit import AuditedModelAdmin, json_safe
-from flagadmin.admin_filters import ArchivedFilter
+from flagadmin.admin_filters import ActiveByDefaultFilter
 from flagadmin.api.errors import InvalidOperationError
 from flagadmin.models import AuditEvent
 from projects.models import Environment, Project
 
 # How many of a flag's events its page shows; the link beside them lists all.
 RECENT_EVENTS = 20
+# The project the add form offers first (seeded by projects' migrations, as Unleash's).
+DEFAULT_PROJECT = "default"
 
 
 def _environment_names() -> list[str]:
@@ -175,10 +179,10 @@ class FeatureAdmin(AuditedModelAdmin):
         "lifecycle_stage",
         "tag_list",
         "stale",
-        "last_seen_at",
+        "last_seen",
         "created_by",
     ]
-    list_filter = ["project", "type", "stale", ArchivedFilter, EnvironmentStateFilter]
+    list_filter = ["project", "type", "stale", ActiveByDefaultFilter, EnvironmentStateFilter]
     list_select_related = ["project", "created_by"]
     # Tag values too: operators find flags by team or area tag.
     search_fields = ["name", "description", "tags__value"]
@@ -235,6 +239,13 @@ class FeatureAdmin(AuditedModelAdmin):
             return [*self.readonly_fields, "name", "project"]
         return self.readonly_fields
 
+    def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
+        # New flags go to the default project unless the operator picks another (as Unleash).
+        initial = super().get_changeform_initial_data(request)
+        if Project.objects.filter(pk=DEFAULT_PROJECT, archived_at__isnull=True).exists():
+            initial.setdefault("project", DEFAULT_PROJECT)
+        return initial
+
     def formfield_for_foreignkey(self, db_field, request: HttpRequest, **kwargs):
         # New flags go to active projects only, as through the API (an archived one is 404).
         if db_field.name == "project":
@@ -260,7 +271,21 @@ class FeatureAdmin(AuditedModelAdmin):
 
     @admin.display(description="tags")
     def tag_list(self, obj: Feature) -> str:
-        return ", ".join(str(row.tag) for row in getattr(obj, "tag_rows", [])) or "-"
+        # One a line: a tag is not broken across lines in the narrow column.
+        tags = getattr(obj, "tag_rows", [])
+        return format_html_join(mark_safe("<br>"), "{}", ((row.tag,) for row in tags)) or "-"
+
+    @admin.display(description="last seen", ordering="last_seen_at")
+    def last_seen(self, obj: Feature) -> str:
+        if obj.last_seen_at is None:
+            return "-"
+        seen = timezone.localtime(obj.last_seen_at)
+        # Date and time each kept whole: the column breaks between them, not at a hyphen.
+        return format_html(
+            '<span class="nowrap">{}</span> <span class="nowrap">{}</span>',
+            seen.strftime("%Y-%m-%d"),
+            seen.strftime("%H:%M"),
+        )
 
     @admin.display(description="events")
     def audit_events(self, obj: Feature) -> str:

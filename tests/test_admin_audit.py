@@ -255,8 +255,9 @@ def test_admin_bulk_disable__skips_flags_without_that_environment_and_archived(s
     FeatureFactory(name="elsewhere")  # its project does not use production
     FeatureFactory(name="archived", archived_at=timezone.now())
 
+    # Archived flags are listed (and so selectable) when the list is asked for all of them.
     response = staff.post(
-        "/admin/features/feature/",
+        "/admin/features/feature/?archived=all",
         {"action": "disable_in_production", "_selected_action": ["on", "elsewhere", "archived"]},
         follow=True,
     )

@@ -17,13 +17,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from django.utils import timezone
 
-from features.models import FeatureEnvironment
+from features.models import FeatureEnvironment, FeatureLifecycleStage
 from flagadmin.models import ApiToken, AuditEvent, Role
 from tests.factories import (
     FeatureEnvironmentFactory,
     FeatureFactory,
     FeatureTagFactory,
+    ProjectFactory,
     TagFactory,
     UserFactory,
 )
@@ -95,6 +97,24 @@ def _screenshots(driver, base: str, name: str) -> None:
     ]:
         driver.get(base + path)
         driver.save_screenshot(str(SCREENSHOTS / f"{label}.png"))
+
+
+def _operator():
+    operator = UserFactory(username="operator", name="Kimberly Bowers", root_role_id=Role.ADMIN)
+    operator.set_password(PASSWORD)
+    operator.save()
+    return operator
+
+
+def _sign_in(driver, base: str) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.get(base + "/admin/login/?next=/admin/")
+    driver.find_element(By.NAME, "username").send_keys("operator")
+    driver.find_element(By.NAME, "password").send_keys(PASSWORD)
+    driver.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
+    WebDriverWait(driver, 10).until(lambda d: d.current_url == base + "/admin/")
 
 
 def test_operator_path_through_the_admin(live_server, browser):
@@ -208,3 +228,46 @@ def test_operator_path_through_the_admin(live_server, browser):
     except Exception:
         _screenshots(driver, base, flag.name)
         raise
+
+
+def test_flag_list__every_column_visible_at_1400_px(live_server, browser):
+    from selenium.webdriver.common.by import By
+
+    from projects.models import Environment
+
+    operator = _operator()
+    Environment.objects.create(name="staging", type="test", sort_order=150)
+    Environment.objects.create(name="pre-production", type="production", sort_order=180)
+    projects = [ProjectFactory(id="checkout-team"), ProjectFactory(id="growth-experiments")]
+    for index in range(6):
+        flag = FeatureFactory(
+            name=f"checkout.payment-provider-fallback-{index}",
+            project_id=projects[index % 2].id,
+            description="Fall back to the second payment provider",
+            stale=index == 3,
+            last_seen_at=timezone.now(),
+            created_by=operator,
+        )
+        FeatureLifecycleStage.objects.create(feature=flag, stage="pre-live")
+        for position, environment in enumerate(
+            ["development", "staging", "pre-production", "production"]
+        ):
+            FeatureEnvironmentFactory(
+                feature=flag, environment_id=environment, enabled=(index + position) % 2 == 0
+            )
+        FeatureTagFactory(feature=flag, tag=TagFactory(value=f"team-payments-{index}"))
+        FeatureTagFactory(feature=flag, tag=TagFactory(value=f"area-checkout-{index}"))
+    browser.set_window_size(1400, 900)
+    _sign_in(browser, live_server.url)
+
+    browser.get(live_server.url + "/admin/features/feature/")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    browser.save_screenshot(str(SCREENSHOTS / "flags-1400.png"))
+
+    rows = browser.find_elements(By.CSS_SELECTOR, "#result_list tbody tr")
+    assert len(rows) == 6
+    assert browser.execute_script(
+        "const box = document.querySelector('#changelist .results');"
+        "return box.scrollWidth <= box.clientWidth"
+        " && document.documentElement.scrollWidth <= document.documentElement.clientWidth;"
+    ), "the flag list's last columns are cut off at 1400 px"

@@ -38,7 +38,8 @@ def staff(db) -> Client:
 @pytest.mark.parametrize(
     "query",
     [
-        pytest.param("", id="all"),
+        pytest.param("", id="active-by-default"),
+        pytest.param("?archived=all", id="all"),
         pytest.param("?project__id__exact=default", id="by-project"),
         pytest.param("?type__exact=release", id="by-type"),
         pytest.param("?archived=yes", id="archived"),
@@ -56,12 +57,13 @@ def test_feature_admin__changelist_filters(staff, query):
     assert response.status_code == 200
     shown = {feature.name for feature in response.context["cl"].result_list}
     expected = {
-        "": {"alpha", "beta"},
-        "?project__id__exact=default": {"alpha", "beta"},
+        "": {"alpha"},
+        "?archived=all": {"alpha", "beta"},
+        "?project__id__exact=default": {"alpha"},
         "?type__exact=release": {"alpha"},
         "?archived=yes": {"beta"},
         "?archived=no": {"alpha"},
-        "?stale__exact=1": {"beta"},
+        "?stale__exact=1": set(),
         "?q=alpha": {"alpha"},
     }[query]
     assert shown == expected
@@ -83,6 +85,44 @@ def test_feature_admin__change_page_shows_inlines_and_events(staff):
     assert "someone" in page
     assert "nobody" not in page
     assert "/admin/flagadmin/auditevent/?feature_name=inspected" in page
+
+
+def test_feature_admin__changelist__archived_filter_choices(staff):
+    response = staff.get(CHANGELIST)
+
+    [archived] = [f for f in response.context["cl"].filter_specs if f.title == "archived"]
+    choices = list(archived.choices(response.context["cl"]))
+    assert [(c["display"], c["selected"]) for c in choices] == [
+        ("Active", True),
+        ("Archived", False),
+        ("All", False),
+    ]
+    assert choices[2]["query_string"] == "?archived=all"
+
+
+def test_feature_admin__add_form__default_project_preselected(staff):
+    response = staff.get(f"{CHANGELIST}add/")
+
+    assert response.context["adminform"].form.initial["project"] == "default"
+    assert '<option value="default" selected>' in response.content.decode()
+
+
+def test_feature_admin__add_form__project_from_query_wins(staff):
+    ProjectFactory(id="payments")
+
+    response = staff.get(f"{CHANGELIST}add/?project=payments")
+
+    assert response.context["adminform"].form.initial["project"] == "payments"
+
+
+def test_feature_admin__add_form__no_default_project__nothing_preselected(staff):
+    from projects.models import Project
+
+    Project.objects.filter(pk="default").update(archived_at=timezone.now())
+
+    response = staff.get(f"{CHANGELIST}add/")
+
+    assert "project" not in response.context["adminform"].form.initial
 
 
 def test_feature_admin__add__goes_through_the_service(staff):
@@ -249,7 +289,7 @@ def test_feature_admin__changelist_columns(staff):
         "lifecycle",
         "tags",
         "stale",
-        "last seen at",
+        "last seen",
         "created by",
     ]
     [row] = response.context["results"]
