@@ -289,6 +289,8 @@ STATIC_ROOT = BASE_DIR / "var" / "static"
 # WhiteNoise finds the files in the apps themselves, so the admin looks right on a fresh clone
 # without `collectstatic`; files collected into STATIC_ROOT are served as well.
 WHITENOISE_USE_FINDERS = True
+# Files browsers ask for at the site's root (favicon.ico), served from here by WhiteNoise.
+WHITENOISE_ROOT = BASE_DIR / "flagadmin" / "public"
 # STATIC_ROOT exists only after `collectstatic`, which is optional here: no warning without it.
 warnings.filterwarnings("ignore", message="No directory at: ", category=UserWarning)
 

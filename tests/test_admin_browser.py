@@ -10,6 +10,7 @@ $BROWSER_SCREENSHOTS_DIR).
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import tempfile
@@ -271,3 +272,24 @@ def test_flag_list__every_column_visible_at_1400_px(live_server, browser):
         "return box.scrollWidth <= box.clientWidth"
         " && document.documentElement.scrollWidth <= document.documentElement.clientWidth;"
     ), "the flag list's last columns are cut off at 1400 px"
+
+
+def test_admin_pages__load_without_a_404(live_server, browser, caplog):
+    # Django logs each 404 as a warning of django.request (the settings show errors only).
+    caplog.set_level(logging.WARNING, logger="django.request")
+    _operator()
+    FeatureFactory(name="checkout-button")
+    _sign_in(browser, live_server.url)
+
+    for path in [
+        "/admin/",
+        "/admin/features/feature/",
+        "/admin/features/feature/add/",
+        "/admin/features/feature/checkout-button/change/",
+        "/admin/flagadmin/apitoken/",
+        "/admin/flagadmin/auditevent/",
+    ]:
+        browser.get(live_server.url + path)
+
+    # The browser asks for /favicon.ico once a site, after the first page's load.
+    assert [r.getMessage() for r in caplog.records if r.name == "django.request"] == []

@@ -53,3 +53,14 @@ def test_admin__one_groups_entry_with_human_labels(db):
     assert page.count(">Groups<") == 1  # the user groups, once
     assert "/admin/auth/group/" not in page
     assert ">API tokens<" in page
+
+
+def test_favicon__served_without_a_session(db):
+    # Browsers ask every site for it: a 404 here was logged on each first admin page.
+    response = Client().get("/favicon.ico")
+
+    assert response.status_code == 200
+    assert response["Content-Type"] in ("image/x-icon", "image/vnd.microsoft.icon")
+    content = b"".join(response.streaming_content)
+    assert content[:4] == b"\x00\x00\x01\x00"  # an ICO file
+    assert len(content) < 1024
