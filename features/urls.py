@@ -7,6 +7,7 @@ from features.metadata_views import (
     ProjectFeatureMetadataViewSet,
     ProjectStaleViewSet,
 )
+from features.reading_views import FeatureTypesView
 from features.segment_views import SegmentViewSet
 from features.tag_views import FeatureTagViewSet, TagTypeViewSet, TagViewSet
 from features.views import (
@@ -22,6 +23,7 @@ FLAG_ENVIRONMENT = (
 )
 
 urlpatterns = [
+    path("feature-types", FeatureTypesView.as_view(), name="feature-types"),
     path(
         "features/<str:featureName>/tags",
         FeatureTagViewSet.as_view({"get": "list", "post": "add", "put": "update"}),

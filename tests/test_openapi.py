@@ -124,6 +124,7 @@ UNLEASH_TAGS = {
     "/api/admin/projects/{projectId}/api-tokens": "Projects",
     "/api/admin/projects/{projectId}/api-tokens/{token}": "Projects",
     "/api/admin/environments": "Environments",
+    "/api/admin/feature-types": "Feature Types",
     "/api/admin/environments/{name}": "Environments",
     "/api/admin/auth/saml/settings": "Auth",
     "/api/admin/groups": "Users",
