@@ -9,6 +9,7 @@ from features.metadata_views import (
 )
 from features.reading_views import FeatureTypesView
 from features.segment_views import SegmentViewSet
+from features.strategy_patch_views import FeatureStrategyPatchViewSet
 from features.tag_views import FeatureTagViewSet, TagTypeViewSet, TagViewSet
 from features.views import (
     FeatureDependencyViewSet,
@@ -166,7 +167,15 @@ urlpatterns = [
     ),
     path(
         f"{FLAG_ENVIRONMENT}/strategies/<str:strategyId>",
-        FeatureStrategyViewSet.as_view({"get": "retrieve", "put": "update", "delete": "destroy"}),
+        # With patchFeatureStrategy (features.strategy_patch_views).
+        FeatureStrategyPatchViewSet.as_view(
+            {
+                "get": "retrieve",
+                "put": "update",
+                "patch": "partial_update",
+                "delete": "destroy",
+            }
+        ),
         name="feature-strategy",
     ),
 ]
