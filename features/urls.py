@@ -11,6 +11,7 @@ from features.reading_views import FeatureTypesView
 from features.segment_views import SegmentViewSet
 from features.strategy_patch_views import FeatureStrategyPatchViewSet
 from features.tag_views import FeatureTagViewSet, TagTypeViewSet, TagViewSet
+from features.ui_config_views import UiConfigView
 from features.views import (
     FeatureDependencyViewSet,
     FeatureEnvironmentViewSet,
@@ -25,6 +26,7 @@ FLAG_ENVIRONMENT = (
 
 urlpatterns = [
     path("feature-types", FeatureTypesView.as_view(), name="feature-types"),
+    path("ui-config", UiConfigView.as_view(), name="ui-config"),
     path(
         "features/<str:featureName>/tags",
         FeatureTagViewSet.as_view({"get": "list", "post": "add", "put": "update"}),

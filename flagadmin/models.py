@@ -282,6 +282,8 @@ class AuditEvent(models.Model):
                 condition=models.Q(feature_name__isnull=False),
             ),
             models.Index(fields=["-created_at"], name="audit_created"),
+            # A project's events, newest first (`/api/admin/events?project=`).
+            models.Index(fields=["project", "-created_at"], name="audit_project"),
         ]
 
     def __str__(self) -> str:

@@ -1,7 +1,8 @@
-"""The core's own admin API: API tokens and service accounts."""
+"""The core's own admin API: API tokens, service accounts and the event log."""
 
 from django.urls import path
 
+from flagadmin.api.event_views import EventsView, FeatureEventsView
 from flagadmin.api.token_views import ApiTokenView, ProjectApiTokensView, ProjectApiTokenView
 from flagadmin.api.views import ApiTokensView, ServiceAccountsView, ServiceAccountTokensView
 
@@ -19,6 +20,8 @@ urlpatterns = [
         ProjectApiTokenView.as_view(),
         name="project-api-token",
     ),
+    path("events", EventsView.as_view(), name="events"),
+    path("events/<str:featureName>", FeatureEventsView.as_view(), name="feature-events"),
     path("service-account", ServiceAccountsView.as_view(), name="service-accounts"),
     path(
         "service-account/<int:id>/token",
