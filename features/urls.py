@@ -1,5 +1,6 @@
 from django.urls import path
 
+from features.clone_views import FeatureCloneViewSet
 from features.metadata_views import (
     ArchivedFeatureViewSet,
     FeatureEnvironmentInfoViewSet,
@@ -136,6 +137,11 @@ urlpatterns = [
         "projects/<str:projectId>/bulk_features/environments/<str:environment>/off",
         ProjectFeatureBatchViewSet.as_view({"post": "bulk_off"}),
         name="project-features-bulk-off",
+    ),
+    path(
+        "projects/<str:projectId>/features/<str:featureName>/clone",
+        FeatureCloneViewSet.as_view({"post": "clone"}),
+        name="feature-clone",
     ),
     path(
         "projects/<str:projectId>/features/<str:featureName>/dependencies",

@@ -152,6 +152,7 @@ UNLEASH_TAGS = {
     "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}": (
         "Features"
     ),
+    "/api/admin/projects/{projectId}/features/{featureName}/clone": "Features",
     "/api/admin/projects/{projectId}/features/{featureName}/dependencies": "Dependencies",
     "/api/admin/projects/{projectId}/features/{featureName}/dependencies/{parent}": (
         "Dependencies"

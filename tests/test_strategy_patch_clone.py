@@ -171,3 +171,156 @@ def test_patch_strategy__wrong_content_type__415(admin_client, strategy):
     )
 
     assert response.status_code == 415
+
+
+# --- clone a flag ----------------------------------------------------------------------------
+
+ENV_VARIANTS = [{"name": "v1", "weight": 1000, "weightType": "variable", "stickiness": "default"}]
+
+
+@pytest.fixture
+def source(admin_client) -> str:
+    """Flag `checkout`: described, typed, tagged, on in development with a rollout (groupId
+    `checkout`), a paused strategy in production, environment variants and a parent."""
+    assert post(admin_client, FEATURES, {"name": "parent"}).status_code == 201
+    created = post(
+        admin_client,
+        FEATURES,
+        {
+            "name": "checkout",
+            "description": "Pay",
+            "type": "experiment",
+            "impressionData": True,
+            "tags": [{"type": "simple", "value": "shop"}],
+        },
+    )
+    assert created.status_code == 201, created.content
+    rollout = {
+        "name": "flexibleRollout",
+        "title": "Half",
+        "parameters": {"rollout": "50", "stickiness": "default", "groupId": "checkout"},
+    }
+    assert post(admin_client, STRATEGIES, rollout).status_code == 200
+    production = f"{FLAG}/environments/production/strategies"
+    assert post(admin_client, production, {"name": "default", "disabled": True}).status_code == 200
+    assert post(admin_client, f"{ENVIRONMENT}/on").status_code == 200
+    FeatureEnvironment.objects.filter(feature_id="checkout", environment_id="development").update(
+        variants=ENV_VARIANTS
+    )
+    dependency = post(admin_client, f"{FLAG}/dependencies", {"feature": "parent", "enabled": False})
+    assert dependency.status_code == 200, dependency.content
+    return "checkout"
+
+
+def _strategies_of(body: dict) -> dict[str, list[tuple]]:
+    return {
+        env["name"]: [
+            (s["name"], s["title"], s["disabled"], s["sortOrder"], s["parameters"])
+            for s in env["strategies"]
+        ]
+        for env in body["environments"]
+    }
+
+
+def test_clone__copies_as_unleash__201_events(admin_client, source):
+    before = _last_event_id()
+
+    response = post(admin_client, f"{FLAG}/clone", {"name": "checkout-copy"})
+
+    assert response.status_code == 201, response.content
+    assert response["Location"] == f"{FEATURES}/checkout-copy"
+    body = response.json()
+    assert admin_client.get(f"{FEATURES}/checkout-copy").json() == body
+    assert (body["name"], body["description"], body["type"], body["impressionData"]) == (
+        "checkout-copy",
+        "Pay",
+        "experiment",
+        True,
+    )
+    assert body["tags"] == []
+    assert {env["name"]: env["enabled"] for env in body["environments"]} == {
+        "development": False,
+        "production": False,
+    }
+    rollout = {"rollout": "50", "stickiness": "default", "groupId": "checkout-copy"}
+    assert _strategies_of(body) == {
+        "development": [("flexibleRollout", "Half", False, 0, rollout)],
+        "production": [("default", None, True, 0, {})],
+    }
+    assert body["dependencies"] == [{"feature": "parent", "enabled": False, "variants": []}]
+    copied = FeatureEnvironment.objects.get(
+        feature_id="checkout-copy", environment_id="development"
+    )
+    assert copied.variants == ENV_VARIANTS
+    events = _events(before)
+    assert [(e.type, e.environment, e.feature_name) for e in events] == [
+        ("feature-created", None, "checkout-copy"),
+        ("feature-dependency-added", None, "checkout-copy"),
+        ("feature-strategy-add", "development", "checkout-copy"),
+        ("feature-strategy-add", "production", "checkout-copy"),
+    ]
+    assert events[1].data == {"feature": "parent", "enabled": False, "variants": []}
+
+
+def test_clone__replace_group_id_false__group_id_kept(admin_client, source):
+    response = post(admin_client, f"{FLAG}/clone", {"name": "copy", "replaceGroupId": False})
+
+    assert response.status_code == 201
+    development = _strategies_of(response.json())["development"]
+    assert development[0][4]["groupId"] == "checkout"
+
+
+def test_clone__reaches_sdks_once_turned_on(admin_client, client_token_client, source):
+    post(admin_client, f"{FLAG}/clone", {"name": "copy"})
+    assert post(admin_client, f"{FEATURES}/copy/environments/development/on").status_code == 200
+
+    response = client_token_client.get("/api/client/features")
+
+    assert response.status_code == 200
+    (flag,) = [f for f in response.json()["features"] if f["name"] == "copy"]
+    assert flag["enabled"] is True
+    assert flag["type"] == "experiment"
+    assert flag["impressionData"] is True
+    assert [s["parameters"]["groupId"] for s in flag["strategies"]] == ["copy"]
+    assert flag["dependencies"] == [{"feature": "parent", "enabled": False, "variants": []}]
+    assert flag["variants"] == ENV_VARIANTS
+
+
+@pytest.mark.parametrize("name", ["checkout", "parent"], ids=["itself", "other-flag"])
+def test_clone__taken_name__409_nothing_written(admin_client, source, name):
+    before = _last_event_id()
+
+    response = post(admin_client, f"{FLAG}/clone", {"name": name})
+
+    assert_error(response, 409, "NameExistsError")
+    assert _events(before) == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param({}, id="no-name"),
+        pytest.param({"name": "a b"}, id="not-url-friendly"),
+        pytest.param({"name": "copy", "replaceGroupId": "yes"}, id="replace-not-boolean"),
+    ],
+)
+def test_clone__invalid_body__400(admin_client, source, body):
+    assert_error(post(admin_client, f"{FLAG}/clone", body), 400, "ValidationError")
+
+
+def test_clone__unknown_flag__404(admin_client, db):
+    response = post(admin_client, f"{FEATURES}/nope/clone", {"name": "copy"})
+
+    assert_error(response, 404, "NotFoundError")
+
+
+def test_clone__viewer__403(viewer_client, source):
+    assert post(viewer_client, f"{FLAG}/clone", {"name": "copy"}).status_code == 403
+
+
+def test_clone__client_token__403(client_token_client, source):
+    assert post(client_token_client, f"{FLAG}/clone", {"name": "copy"}).status_code == 403
+
+
+def test_clone__anonymous__401(anon_client, source):
+    assert post(anon_client, f"{FLAG}/clone", {"name": "copy"}).status_code == 401
