@@ -255,8 +255,10 @@ def _required() -> list[serializers.ErrorDetail]:
 def _as_count(value: object) -> object:
     """A count sent as a string of digits is that number, as Unleash's validator coerces it
     (measured: `"yes": "5"` is 202 on Unleash 8.2); anything else as it is."""
-    if isinstance(value, str) and value.strip().isdigit() and value.strip().isascii():
-        return int(value)
+    digits = value.strip() if isinstance(value, str) else ""
+    # At most 19 digits: more is past any count (and past Python's int() limit at 4,300).
+    if digits.isdigit() and digits.isascii() and len(digits) <= 19:
+        return int(digits)
     return value
 
 

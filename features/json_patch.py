@@ -5,8 +5,11 @@ that cannot be applied is a 400 naming the failing operation (Unleash 8.2 answer
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from django.conf import settings
 
 from features.metadata_services import PatchRefused
 
@@ -88,10 +91,18 @@ def _put(document: Any, tokens: list[str], value: Any, index: int, *, insert: bo
     return document
 
 
+def _size(value: Any) -> int:
+    return len(json.dumps(value, separators=(",", ":"), default=str))
+
+
 def apply_json_patch(document: Any, operations: Sequence[Mapping[str, Any]]) -> Any:
     """A copy of `document` with the `operations` (validated `patchSchema`s) applied in order;
-    the document itself is left as it was."""
+    the document itself is left as it was. What the operations add is counted as it goes: a
+    document that would outgrow a request body is refused before it is built (`copy` doubles
+    a list at each step: 22 of them made 4 million constraints and 45 s of CPU)."""
+    limit = settings.MAX_REQUEST_BODY_BYTES
     result = copy.deepcopy(document)
+    grown = _size(result)
     for index, operation in enumerate(operations):
         op, tokens = operation["op"], _tokens(operation["path"], index)
         if op == "test":
@@ -100,13 +111,23 @@ def apply_json_patch(document: Any, operations: Sequence[Mapping[str, Any]]) -> 
         elif op == "remove":
             _remove(result, tokens, index)
         elif op in ("add", "replace"):
-            value = copy.deepcopy(operation.get("value"))
-            result = _put(result, tokens, value, index, insert=op == "add")
+            value = operation.get("value")
+            grown = _grow(grown, value, limit, index)
+            result = _put(result, tokens, copy.deepcopy(value), index, insert=op == "add")
         else:
             source = _tokens(operation.get("from", ""), index)
             if op == "move":
                 value = _remove(result, source, index)
             else:
-                value = copy.deepcopy(_get(result, source, index))
+                value = _get(result, source, index)
+                grown = _grow(grown, value, limit, index)
+                value = copy.deepcopy(value)
             result = _put(result, tokens, value, index, insert=True)
     return result
+
+
+def _grow(grown: int, value: Any, limit: int, index: int) -> int:
+    grown += _size(value)
+    if grown > limit:
+        raise _refused(index, f"the document would grow past {limit} bytes.")
+    return grown

@@ -44,6 +44,14 @@ IN_USE = OpenApiResponse(
 )
 
 
+def _segment_id(raw_id: str) -> int:
+    """The id in the path; 404 naming what was sent when it is no segment id at all."""
+    segment_id = id_from_path(raw_id)
+    if segment_id is None:
+        raise not_found(raw_id)
+    return segment_id
+
+
 def get_segment_or_404(raw_id: str) -> Segment:
     segment_id = id_from_path(raw_id)
     segment = Segment.objects.filter(pk=segment_id).first() if segment_id else None
@@ -138,7 +146,7 @@ class SegmentViewSet(AdminApiMixin, viewsets.ViewSet):
     def update(self, request: Request, id: str) -> Response:
         body = UpsertSegmentSchemaSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        update_segment(segment_id=id_from_path(id), **body.validated_data, actor=request.user)
+        update_segment(segment_id=_segment_id(id), **body.validated_data, actor=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(
@@ -155,7 +163,7 @@ class SegmentViewSet(AdminApiMixin, viewsets.ViewSet):
         responses={204: NO_BODY, **error_responses(404), 409: IN_USE},
     )
     def destroy(self, request: Request, id: str) -> Response:
-        delete_segment(segment_id=id_from_path(id), actor=request.user)
+        delete_segment(segment_id=_segment_id(id), actor=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(

@@ -8,6 +8,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from features.json_patch import apply_json_patch
+from features.locks import lock_flag_environment
 from features.metadata_serializers import PatchSchemaSerializer
 from features.serializers import FeatureStrategySchemaSerializer
 from features.strategy_serializers import CreateFeatureStrategySchemaSerializer
@@ -68,6 +69,9 @@ class FeatureStrategyPatchViewSet(FeatureStrategyViewSet):
         feature = get_active_feature_or_404(projectId, featureName)
         # Answered from the write's transaction (see `FeatureEnvironmentViewSet._toggle`).
         with transaction.atomic():
+            # Read under the flag environment's lock, which every strategy writer takes first:
+            # a concurrent PATCH then applies to what this one stored, not to the same old state.
+            lock_flag_environment(feature, environment)
             strategy = get_feature_strategy_or_404(feature, environment, strategyId)
             patched = apply_json_patch(
                 STRATEGY_SCHEMA.to_representation(strategy), body.validated_data

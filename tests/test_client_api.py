@@ -836,6 +836,15 @@ def test_metrics__counts_as_numeric_strings__taken_as_unleash_takes_them(flag):
     assert list(FeatureUsageBucket.objects.values_list("yes", "no")) == [(3, 1)]
 
 
+def test_metrics__count_of_thousands_of_digits__400_not_500(flag):
+    # int() refuses strings past 4,300 digits; such a count is no count either way.
+    response = post(sdk(), "/api/client/metrics", metrics({flag: {"yes": "9" * 5000, "no": 1}}))
+
+    error = assert_error(response, 400, "ValidationError")
+    assert error["details"][0]["path"] == f"/body/bucket/toggles/{flag}/yes"
+    assert not FeatureUsageBucket.objects.exists()
+
+
 def test_metrics__last_seen_written_only_when_it_moves_enough(flag):
     client = sdk()
     post(client, "/api/client/metrics", metrics({flag: {"yes": 1, "no": 0}}))

@@ -316,6 +316,17 @@ def test_update__unknown__404(admin_client):
     )
 
 
+@pytest.mark.parametrize("method", ["put", "delete"])
+def test_update_and_delete__id_no_segment_can_have__404_naming_it(admin_client, method):
+    body = {"name": "s", "constraints": []} if method == "put" else None
+
+    response = send(admin_client, method, f"{SEGMENTS}/99999999999999999999", body)
+
+    assert assert_error(response, 404, "NotFoundError")["message"] == (
+        'No segment exists with ID "99999999999999999999"'
+    )
+
+
 def test_update__name_of_another__409(admin_client):
     create(admin_client, name="alpha")
     beta = create(admin_client, name="beta")

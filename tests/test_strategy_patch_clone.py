@@ -324,3 +324,41 @@ def test_clone__client_token__403(client_token_client, source):
 
 def test_clone__anonymous__401(anon_client, source):
     assert post(anon_client, f"{FLAG}/clone", {"name": "copy"}).status_code == 401
+
+
+def test_patch__copies_that_outgrow_a_request_body__400_nothing_stored(admin_client):
+    # Each copy of the list into itself doubles it: 22 of them made 4 million constraints.
+    strategy = _review_strategy(admin_client)
+    doubling = [{"op": "copy", "from": "/constraints", "path": "/constraints/-"}] * 22
+
+    response = admin_client.patch(
+        f"{_REVIEW_URL}/{strategy['id']}", json.dumps(doubling), content_type="application/json"
+    )
+
+    assert response.status_code == 400
+    assert "would grow past" in response.json()["message"]
+    assert (
+        admin_client.get(f"{_REVIEW_URL}/{strategy['id']}").json()["constraints"]
+        == (strategy["constraints"])
+    )
+
+
+_REVIEW_URL = "/api/admin/projects/default/features/grown/environments/development/strategies"
+
+
+def _review_strategy(client) -> dict:
+    assert (
+        client.post(
+            "/api/admin/projects/default/features",
+            json.dumps({"name": "grown"}),
+            content_type="application/json",
+        ).status_code
+        == 201
+    )
+    body = {
+        "name": "flexibleRollout",
+        "constraints": [{"contextName": "userId", "operator": "IN", "values": ["a", "b"]}],
+    }
+    response = client.post(_REVIEW_URL, json.dumps(body), content_type="application/json")
+    assert response.status_code == 200
+    return response.json()
