@@ -102,7 +102,7 @@ class ClientFeaturesView(ClientApiView):
                 ClientFeaturesSchemaSerializer, description="clientFeaturesSchema"
             ),
             304: OpenApiResponse(description="Not modified since the ETag sent."),
-            **error_responses(),
+            **error_responses(400),
         },
     )
     def get(self, request: Request) -> HttpResponse:

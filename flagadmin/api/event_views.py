@@ -98,7 +98,7 @@ class EventsView(AdminApiMixin, APIView):
                 description="The name of the project whose events you want to retrieve",
             )
         ],
-        responses={200: OpenApiResponse(EventsSchemaSerializer), **error_responses()},
+        responses={200: OpenApiResponse(EventsSchemaSerializer), **error_responses(400)},
     )
     def get(self, request: Request) -> Response:
         project = request.query_params.get("project")
