@@ -11,7 +11,11 @@ from typing import Any
 
 from django.conf import settings
 
-from features.metadata_services import PatchRefused
+from flagadmin.api.errors import ValidationError
+
+
+class PatchRefused(ValidationError):
+    """A patch that cannot be applied (a failed `test`, a missing member, a bad pointer)."""
 
 
 def _tokens(pointer: str, index: int) -> list[str]:

@@ -4,7 +4,6 @@ that writes its audit events."""
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -22,7 +21,6 @@ from flagadmin.api.errors import (
     ArchivedFeatureError,
     InvalidOperationError,
     NotFoundError,
-    ValidationError,
 )
 
 # The fields of a flag that `updateFeature` and `patchFeature` change; the document's other
@@ -100,50 +98,6 @@ def metadata_document(feature: Feature) -> dict[str, Any]:
         "impressionData": feature.impression_data,
         "archived": feature.archived_at is not None,
     }
-
-
-class PatchRefused(ValidationError):
-    """A patch that cannot be applied (a failed `test`, a missing member)."""
-
-
-def _key(pointer: str, index: int) -> str:
-    """The member a one-level JSON Pointer names (the document is flat)."""
-    parts = pointer.split("/")
-    if len(parts) != 2 or parts[0] != "":
-        raise PatchRefused.for_property(
-            f"/body/{index}/path",
-            f"Could not apply provided patch: {pointer!r} is no member of the flag.",
-        )
-    return parts[1].replace("~1", "/").replace("~0", "~")
-
-
-def apply_metadata_patch(
-    document: dict[str, Any], operations: Sequence[Mapping[str, Any]]
-) -> dict[str, Any]:
-    """`document` with the JSON Patch `operations` applied (RFC 6902 on a flat object; as
-    Unleash's fast-json-patch, `replace` of a missing member adds it)."""
-    result = copy.deepcopy(document)
-    for index, operation in enumerate(operations):
-        op, key = operation["op"], _key(operation["path"], index)
-        if op in ("add", "replace"):
-            result[key] = operation.get("value")
-        elif op == "test":
-            if result.get(key, ...) != operation.get("value"):
-                raise PatchRefused.for_property(
-                    f"/body/{index}",
-                    f"Could not apply provided patch: test of {operation['path']} failed.",
-                )
-        else:
-            source = key if op == "remove" else _key(operation.get("from", ""), index)
-            if source not in result:
-                raise PatchRefused.for_property(
-                    f"/body/{index}",
-                    f"Could not apply provided patch: {op} of a missing member.",
-                )
-            value = result[source] if op == "copy" else result.pop(source)
-            if op != "remove":
-                result[key] = value
-    return result
 
 
 def metadata_from_document(document: Mapping[str, Any]) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from rest_framework import serializers, status, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from features.json_patch import PatchRefused, apply_json_patch
 from features.metadata_serializers import (
     BatchStaleSchemaSerializer,
     FeatureMetadataSchemaSerializer,
@@ -20,7 +21,6 @@ from features.metadata_serializers import (
 )
 from features.metadata_services import (
     OperationDeniedError,
-    apply_metadata_patch,
     delete_archived_flag,
     metadata_document,
     metadata_from_document,
@@ -125,7 +125,12 @@ class ProjectFeatureMetadataViewSet(ProjectFeatureViewSet):
             )
         feature = get_project_feature_or_404(projectId, featureName)
         with transaction.atomic():
-            patched = apply_metadata_patch(metadata_document(feature), operations)
+            # The flag's row is a flat document: any deeper path is refused as missing.
+            patched = apply_json_patch(metadata_document(feature), operations)
+            if not isinstance(patched, dict):
+                raise PatchRefused.for_property(
+                    "/body", "Could not apply provided patch: the flag must stay an object."
+                )
             values = UpdateFeatureSchemaSerializer(data=metadata_from_document(patched))
             values.is_valid(raise_exception=True)
             changes = dict(values.validated_data)

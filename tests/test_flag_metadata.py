@@ -206,6 +206,7 @@ def test_patch__variants__403_operation_denied(admin_client, flag):
         pytest.param([{"op": "test", "path": "/type", "value": "zz"}], id="failed-test"),
         pytest.param([{"op": "remove", "path": "/nosuch"}], id="remove-missing"),
         pytest.param([{"op": "replace", "path": "/a/b", "value": 1}], id="deep-path"),
+        pytest.param([{"op": "replace", "path": "", "value": [1]}], id="whole-document"),
     ],
 )
 def test_patch__invalid__400_unchanged(admin_client, flag, ops):
