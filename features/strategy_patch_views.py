@@ -12,7 +12,7 @@ from features.locks import lock_flag_environment
 from features.metadata_serializers import PatchSchemaSerializer
 from features.serializers import FeatureStrategySchemaSerializer
 from features.strategy_serializers import CreateFeatureStrategySchemaSerializer
-from features.strategy_services import UNCHANGED, update_feature_strategy
+from features.strategy_services import as_unleash_put, update_feature_strategy
 from features.views import (
     ENVIRONMENT,
     FEATURE_NAME,
@@ -81,15 +81,7 @@ class FeatureStrategyPatchViewSet(FeatureStrategyViewSet):
                     patched.pop(member, None)
             values = CreateFeatureStrategySchemaSerializer(data=patched)
             values.is_valid(raise_exception=True)
-            definition = dict(values.validated_data)
-            # As the PUT (Unleash's store): null or left out, these stay as stored.
-            definition["sort_order"] = None
-            if patched.get("disabled") is None:
-                definition["disabled"] = None
-            if patched.get("title") is None:
-                definition["title"] = UNCHANGED
-            if "segments" not in patched:
-                definition["segments"] = None
+            definition = as_unleash_put(values.validated_data, patched)
             update_feature_strategy(
                 feature=feature,
                 environment=environment,

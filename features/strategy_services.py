@@ -3,7 +3,8 @@ function is one transaction that also writes its audit event (Unleash's event ty
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from django.db import transaction
 from django.db.models import Max
@@ -314,6 +315,20 @@ def add_feature_strategy(
             sort_order=sort_order,
             actor=actor,
         )
+
+
+def as_unleash_put(definition: dict[str, Any], sent: Mapping[str, Any]) -> dict[str, Any]:
+    """`update_feature_strategy`'s keywords for a strategy replaced as Unleash's PUT replaces it
+    (its store writes only the fields sent): `disabled` and `title` null or left out of `sent`,
+    and `segments` left out, stay as stored; the sort order never moves this way."""
+    definition = {**definition, "sort_order": None}
+    if sent.get("disabled") is None:
+        definition["disabled"] = None
+    if sent.get("title") is None:
+        definition["title"] = UNCHANGED
+    if "segments" not in sent:
+        definition["segments"] = None
+    return definition
 
 
 def update_feature_strategy(

@@ -44,8 +44,8 @@ from features.strategy_serializers import (
     StrategySortOrderSchemaSerializer,
 )
 from features.strategy_services import (
-    UNCHANGED,
     add_feature_strategy,
+    as_unleash_put,
     delete_feature_strategy,
     set_feature_environment_enabled,
     set_features_environment_enabled,
@@ -434,17 +434,7 @@ class FeatureStrategyViewSet(AdminApiMixin, viewsets.ViewSet):
         body = CreateFeatureStrategySchemaSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         feature = get_active_feature_or_404(projectId, featureName)
-        definition = body.validated_data
-        # As Unleash's PUT: what is left out (or null) of these stays as stored, and the sort
-        # order only moves through the Django admin.
-        sent = request.data
-        definition["sort_order"] = None
-        if sent.get("disabled") is None:
-            definition["disabled"] = None
-        if sent.get("title") is None:
-            definition["title"] = UNCHANGED
-        if "segments" not in sent:
-            definition["segments"] = None
+        definition = as_unleash_put(body.validated_data, request.data)
         # Answered from the write's transaction (see `FeatureEnvironmentViewSet._toggle`).
         with transaction.atomic():
             update_feature_strategy(
