@@ -11,9 +11,9 @@ character of such classes. So, here:
   program's size parsed, and is taken, as Unleash takes it;
 - a pattern is at most `REGEX_MAX_LENGTH` (256) characters, and a list of constraints (a
   strategy's, a segment's) holds at most `REGEX_PATTERNS_MAX` (30) distinct ones, of at most
-  `REGEX_CHARACTERS_MAX` (2,048) characters in all, counted before anything is parsed: the
-  parse costs up to ~27 us a character. Unleash caps none of these (its body limit aside);
-  they are flagadmin's, far above what REGEX constraints need (Unleash's default of 30
+  `REGEX_CHARACTERS_MAX` (2,048) characters in all, counted before anything is parsed, as the
+  parse costs in proportion to the characters (bench/regex_cost.py). Unleash caps none of
+  these (its body limit aside); they are flagadmin's, far above what REGEX constraints need (Unleash's default of 30
   constraints a strategy bounds the count on strategies anyway);
 - each distinct pattern is checked once: the verdicts of the last `VERDICTS_KEPT` are kept.
 
@@ -38,7 +38,7 @@ _TOO_LARGE = "pattern too large"
 
 @cache
 def _options() -> object:
-    """RE2's options for the check, made on first use: RE2 (3 MiB, 4 ms to import) is loaded by
+    """RE2's options for the check, made on first use: RE2 is loaded by
     the processes that check a REGEX constraint, not by every one at start-up. It parses
     silently: a refused pattern is a 400, not a line on the server's stderr."""
     import re2
