@@ -13,8 +13,8 @@ character of such classes. So, here:
   strategy's, a segment's) holds at most `REGEX_PATTERNS_MAX` (30) distinct ones, of at most
   `REGEX_CHARACTERS_MAX` (2,048) characters in all, counted before anything is parsed, as the
   parse costs in proportion to the characters (bench/regex_cost.py). Unleash caps none of
-  these (its body limit aside); they are flagadmin's, far above what REGEX constraints need (Unleash's default of 30
-  constraints a strategy bounds the count on strategies anyway);
+  these (its body limit aside); they are flagadmin's, far above what REGEX constraints need
+  (Unleash's default of 30 constraints a strategy bounds the count on strategies anyway);
 - each distinct pattern is checked once: the verdicts of the last `VERDICTS_KEPT` are kept.
 
 The worst list, 2,048 characters of `\\pL`, costs about 40 ms once
