@@ -167,6 +167,8 @@ INSTALLED_APPS = [
     "features",
     "overview",  # above features and projects: their read side (docs/architecture.md)
     "client_api",
+    "evaluation",  # above client_api: decides flags over its payload
+    "frontend_api",
     "auth_saml",
 ]
 

@@ -16,6 +16,7 @@ api_admin = [
     path("", include("features.urls")),
     path("", include("groups.urls")),
     path("", include("auth_saml.urls")),
+    path("", include("evaluation.urls")),
 ]
 
 urlpatterns = [
@@ -23,6 +24,8 @@ urlpatterns = [
     path("api/client/", include("client_api.urls")),
     # The client API's own root: a client token's 404 too.
     path("api/client", UnknownClientPathView.as_view()),
+    path("api/frontend", include("frontend_api.urls")),
+    path("edge/", include("client_api.edge_urls")),
     # Everything else under /api/: 401 without credentials, then 404 NotFoundError.
     re_path(r"^api(?:/[\s\S]*)?$", UnknownApiPathView.as_view()),  # [\s\S]: newlines too
     path("auth/saml/", include("auth_saml.sso_urls")),

@@ -10,7 +10,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# What each app may import; `overview` and `client_api` are imported by nothing but the root URLs.
+# What each app may import; `overview` and `frontend_api` are imported by nothing but the root URLs.
 BELOW = {
     "flagadmin": set(),
     "groups": {"flagadmin"},
@@ -18,6 +18,8 @@ BELOW = {
     "features": {"projects", "groups", "flagadmin"},
     "overview": {"features", "projects", "groups", "flagadmin"},
     "client_api": {"features", "projects", "groups", "flagadmin"},
+    "evaluation": {"client_api", "features", "projects", "groups", "flagadmin"},
+    "frontend_api": {"evaluation", "client_api", "features", "projects", "groups", "flagadmin"},
     "auth_saml": {"groups", "flagadmin"},
 }
 ROOT_URLS = ROOT / "flagadmin" / "urls.py"

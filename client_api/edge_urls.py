@@ -1,0 +1,3 @@
+"""Unleash Edge's upstream endpoints outside /api/client/, mounted under /edge/."""
+
+urlpatterns: list = []

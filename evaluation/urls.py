@@ -1,0 +1,3 @@
+"""The playground, mounted under /api/admin/."""
+
+urlpatterns: list = []

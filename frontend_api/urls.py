@@ -1,0 +1,3 @@
+"""The Frontend API, mounted under /api/frontend."""
+
+urlpatterns: list = []
