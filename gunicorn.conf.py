@@ -6,7 +6,7 @@ No control socket: gunicorn 26 opens one at ~/.gunicorn/gunicorn.ctl by default,
 instance of the same user shares, so a second instance on the machine (a benchmark beside a
 server, two stacks) takes it over and removes it when it stops.
 
-With `--preload` (flagadmin.serving) the master imports the app before it forks the workers.
+With `--preload` (flagadmin.serving.stack) the master imports the app before it forks the workers.
 `pre_fork` then closes any database connection the start-up opened (a connection shared by two
 processes would interleave their queries), and freezes the objects loaded so far out of the
 garbage collector's reach: its passes would otherwise write to every page of them in each

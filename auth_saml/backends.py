@@ -16,7 +16,7 @@ from django.http import HttpRequest
 
 from auth_saml import services
 from auth_saml.models import SamlSettings
-from flagadmin.models import User
+from flagadmin.core.models import User
 
 logger = logging.getLogger(__name__)
 

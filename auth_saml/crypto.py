@@ -1,5 +1,5 @@
 """Encryption at rest for the one secret the SAML settings hold: the service provider's private
-key (`spCertificate`), with a key derived from SECRET_KEY (flagadmin.crypto), so a copy of the
+key (`spCertificate`), with a key derived from SECRET_KEY (flagadmin.core.crypto), so a copy of the
 database alone does not reveal it. The next save after a SECRET_KEY rotation re-encrypts it
 with the new key.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 
-from flagadmin import crypto
+from flagadmin.core import crypto
 
 logger = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ from django.db import models
 from django.utils import timezone
 
 from auth_saml.crypto import decrypt_secret, encrypt_secret
-from flagadmin.models import ROOT_ROLE_TYPES, Role
+from flagadmin.core.models import ROOT_ROLE_TYPES, Role
 
 # The SP private key is write-only: what responses carry in its place, and what a client sends
 # back (after a GET, since settings are replaced as a whole) to keep the stored key.

@@ -18,7 +18,7 @@ from flagadmin.api.fields import (
     StrictNumberField,
     StrictSerializer,
 )
-from flagadmin.models import ROOT_ROLE_TYPES, Role
+from flagadmin.core.models import ROOT_ROLE_TYPES, Role
 
 SP_KEY_WRITE_ONLY = (
     "Write-only: stored encrypted and never returned; responses carry "

@@ -18,9 +18,9 @@ from django.utils import timezone
 
 from auth_saml.certificates import certificate_fingerprint, private_key_fingerprint
 from auth_saml.models import SP_KEY_REDACTED, ConsumedAssertion, SamlSettings
-from flagadmin.audit import record_event
-from flagadmin.db import held_ids, members_lock
-from flagadmin.models import AccountType, User
+from flagadmin.core.audit import record_event
+from flagadmin.core.db import held_ids, members_lock
+from flagadmin.core.models import AccountType, User
 from groups.models import Group, GroupMembership
 
 logger = logging.getLogger(__name__)
@@ -236,7 +236,7 @@ def sync_sso_groups(*, user: User, idp_groups: Sequence[str]) -> tuple[list[Grou
     """
     wanted_names = set(idp_groups)
     with transaction.atomic():
-        members_lock()  # first (re-entrant: the sign-in has taken it), see flagadmin.db
+        members_lock()  # first (re-entrant: the sign-in has taken it), see flagadmin.core.db
         # Filtered in Python: JSON containment is not portable to SQLite, and groups with SSO
         # mappings are few. One query for the groups, one for the user's memberships.
         mapped = [
@@ -250,7 +250,7 @@ def sync_sso_groups(*, user: User, idp_groups: Sequence[str]) -> tuple[list[Grou
         wanted_ids = {group.id for group in mapped}
         stale = [m for m in memberships.values() if m.added_by_sso and m.group_id not in wanted_ids]
         # The groups to join or leave are held: one deleted before is left alone, its
-        # memberships gone with it (`flagadmin.db.held_ids`).
+        # memberships gone with it (`flagadmin.core.db.held_ids`).
         held = held_ids(
             Group,
             [group.id for group in mapped if group.id not in memberships]
@@ -349,7 +349,7 @@ def sign_in(
                 refusal="This sign-in response has already been used. Please sign in again."
             )
         # The members' lock before the person's row (group sync changes members, and the
-        # admin's delete of a person takes the lock first: `flagadmin.db.members_lock`). NO
+        # admin's delete of a person takes the lock first: `flagadmin.core.db.members_lock`). NO
         # KEY: see groups.services._locked.
         members_lock()
         user = users_with_email(email).select_for_update(no_key=True).first()

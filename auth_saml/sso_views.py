@@ -33,7 +33,7 @@ from auth_saml.config import (
     NOT_ENABLED,
 )
 from auth_saml.models import SamlSettings
-from flagadmin import signin
+from flagadmin.core import signin
 
 logger = logging.getLogger(__name__)
 

@@ -14,9 +14,9 @@ from auth_saml.serializers import (
     SamlSettingsSerializer,
 )
 from auth_saml.services import store_saml_settings
-from flagadmin import permissions as perms
+from flagadmin.api.schema import error_responses
 from flagadmin.api.views import AdminApiMixin
-from flagadmin.schema import error_responses
+from flagadmin.core import permissions as perms
 
 _STORED = OpenApiResponse(
     response=SamlSettingsResponseSerializer,

@@ -39,7 +39,7 @@ def set_state(name: str, enabled: bool, took_id: threading.Event, go: threading.
     from django.db import connection, transaction
 
     from features.models import FeatureEnvironment
-    from flagadmin.audit import record_event
+    from flagadmin.core.audit import record_event
 
     try:
         with transaction.atomic():
@@ -116,7 +116,7 @@ def strategy_comes_and_goes(seconds: float) -> int:
     from django.db import connection, transaction
 
     from features.models import FeatureEnvironment, FeatureStrategy
-    from flagadmin.audit import record_event
+    from flagadmin.core.audit import record_event
 
     environment = FeatureEnvironment.objects.get(feature_id="late")
     rounds, deadline = 0, time.monotonic() + seconds
@@ -158,8 +158,8 @@ def main() -> int:
     url = harness.create_database(args.database_url)
     harness.setup_django(url)
     from features.models import Feature, FeatureEnvironment, FeatureStrategy
-    from flagadmin.models import TokenType
-    from flagadmin.tokens import issue_token
+    from flagadmin.core.models import TokenType
+    from flagadmin.core.tokens import issue_token
 
     for name in ("early", "late"):
         Feature.objects.create(name=name, project_id="default")

@@ -42,7 +42,7 @@ def seed(flags: int) -> None:
     from features.services import create_feature
     from features.strategy_services import add_feature_strategy, set_feature_environment_enabled
     from flagadmin.api.principals import TokenPrincipal
-    from flagadmin.models import ApiToken, TokenType
+    from flagadmin.core.models import ApiToken, TokenType
     from projects.models import Project
 
     actor = TokenPrincipal(ApiToken.objects.filter(type=TokenType.ADMIN).first())
@@ -147,8 +147,8 @@ def main() -> int:
     url = harness.create_database(args.database_url)
     harness.setup_django(url)
     admin = harness.admin_token("admin-tok")
-    from flagadmin.models import TokenType
-    from flagadmin.tokens import issue_token
+    from flagadmin.core.models import TokenType
+    from flagadmin.core.tokens import issue_token
 
     client = issue_token(
         name="bench-sdk", token_type=TokenType.CLIENT, projects=["*"], environment="development"

@@ -50,7 +50,7 @@ def seed(*, existing: int, seed_value: int = 42) -> None:
         FeatureTag,
         Tag,
     )
-    from flagadmin.models import AuditEvent, User
+    from flagadmin.core.models import AuditEvent, User
     from projects.models import Environment, Project, ProjectEnvironment
 
     rng = random.Random(seed_value)

@@ -114,8 +114,8 @@ def setup_django(url: str = DEFAULT_DATABASE_URL, *, migrate: bool = True) -> No
 
 def admin_token(name: str = "bench-admin") -> str:
     """Issue an admin API token (needs `setup_django` first) and return its plaintext."""
-    from flagadmin.models import TokenType
-    from flagadmin.tokens import issue_token
+    from flagadmin.core.models import TokenType
+    from flagadmin.core.tokens import issue_token
 
     return issue_token(name=name, token_type=TokenType.ADMIN)[1]
 

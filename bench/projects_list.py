@@ -43,7 +43,7 @@ def seed(*, projects: int, flags: int, events_per_flag: int, seed_value: int = 4
     from django.utils import timezone
 
     from features.models import Feature, FeatureEnvironment
-    from flagadmin.models import AuditEvent, Role, User
+    from flagadmin.core.models import AuditEvent, Role, User
     from groups.models import Group, GroupMembership
     from projects.models import (
         Environment,

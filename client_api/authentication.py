@@ -14,8 +14,8 @@ from rest_framework.request import Request
 
 from flagadmin.api.authentication import TokenAuthentication
 from flagadmin.api.errors import AuthenticationRequired, NoAccessError
-from flagadmin.models import ApiToken, TokenType
-from flagadmin.tokens import find_token, record_use
+from flagadmin.core.models import ApiToken, TokenType
+from flagadmin.core.tokens import find_token, record_use
 
 # A client token without an environment (`*`) reads this one, as Unleash's default.
 DEFAULT_ENVIRONMENT = "development"

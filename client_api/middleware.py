@@ -21,7 +21,7 @@ from client_api.selectors import kept_body
 from client_api.serializers import parse_feature_filter
 from client_api.views import etag_matches
 from flagadmin.api.errors import ApiError
-from flagadmin.tokens import token_from_header
+from flagadmin.core.tokens import token_from_header
 
 PATH = "/api/client/features"
 

@@ -1,6 +1,6 @@
 """OpenAPI: the client API's security scheme (a client token in the `Authorization` header)."""
 
-from flagadmin.schema import ApiTokenScheme
+from flagadmin.api.schema import ApiTokenScheme
 
 
 class ClientTokenScheme(ApiTokenScheme):

@@ -1,7 +1,7 @@
 """What SDKs receive from GET /api/client/features: built from one snapshot, kept by each
 worker, rebuilt by one request at a time. Design and measurements: docs/client-payload.md.
 
-- One snapshot (`flagadmin.db.read_snapshot`): the flags, their strategies and the revision
+- One snapshot (`flagadmin.core.db.read_snapshot`): the flags, their strategies and the revision
   the body is keyed by (the newest audit event's id: every flag change records one) are read
   together, so no SDK gets a state that was never committed.
 - Versions only move forward: a kept body is replaced only by one of the same revision or a
@@ -44,9 +44,9 @@ from features.models import (
     FeatureTag,
     Segment,
 )
-from flagadmin.db import read_snapshot
-from flagadmin.models import AuditEvent
-from flagadmin.sql import column, table
+from flagadmin.core.db import read_snapshot
+from flagadmin.core.models import AuditEvent
+from flagadmin.core.sql import column, table
 
 
 @dataclass(frozen=True)

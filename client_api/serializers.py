@@ -26,7 +26,7 @@ from flagadmin.api.fields import (
     StrictSerializer,
     UrlFriendlyNameField,
 )
-from flagadmin.names import is_url_friendly
+from flagadmin.core.names import is_url_friendly
 
 # --- GET /api/client/features ------------------------------------------------------------------
 

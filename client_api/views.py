@@ -33,9 +33,9 @@ from flagadmin.api.errors import (
     LengthRequiredError,
     NotFoundError,
 )
+from flagadmin.api.schema import error_responses
 from flagadmin.api.views import BODY_METHODS, NoRouteMixin
-from flagadmin.schema import error_responses
-from flagadmin.tokens import current_revision
+from flagadmin.core.tokens import current_revision
 
 
 def etag_matches(if_none_match: str | None, etag: str) -> bool:

@@ -56,10 +56,10 @@ from features.strategy_services import (
     set_feature_environment_enabled,
     update_feature_strategy,
 )
-from flagadmin.admin_audit import AuditedModelAdmin, json_safe
-from flagadmin.admin_filters import ActiveByDefaultFilter
 from flagadmin.api.errors import InvalidOperationError
-from flagadmin.models import AuditEvent
+from flagadmin.core.admin_audit import AuditedModelAdmin, json_safe
+from flagadmin.core.admin_filters import ActiveByDefaultFilter
+from flagadmin.core.models import AuditEvent
 from projects.models import Environment, Project
 
 # How many of a flag's events its page shows; the link beside them lists all.

@@ -33,9 +33,9 @@ from features.models import (
 )
 from features.services import set_feature_environment_variants, tag_feature, untag_feature
 from features.strategy_services import set_feature_environment_enabled
-from flagadmin.admin_audit import json_safe
-from flagadmin.admin_fields import LinesField
 from flagadmin.api.errors import InvalidOperationError, NotFoundError
+from flagadmin.core.admin_audit import json_safe
+from flagadmin.core.admin_fields import LinesField
 
 
 class FeatureEnvironmentInline(admin.TabularInline):

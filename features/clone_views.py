@@ -20,10 +20,10 @@ from features.views import (
     get_active_feature_or_404,
     get_feature_detail_or_404,
 )
-from flagadmin import permissions as perms
 from flagadmin.api.fields import StrictBooleanField, StrictSerializer, UrlFriendlyNameField
+from flagadmin.api.schema import error_responses
 from flagadmin.api.views import AdminApiMixin
-from flagadmin.schema import error_responses
+from flagadmin.core import permissions as perms
 
 
 @extend_schema_serializer(component_name="cloneFeatureSchema")

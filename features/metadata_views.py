@@ -39,10 +39,10 @@ from features.views import (
     ProjectFeatureViewSet,
     get_project_feature_or_404,
 )
-from flagadmin import permissions as perms
 from flagadmin.api.errors import NotFoundError, ValidationError
+from flagadmin.api.schema import error_responses
 from flagadmin.api.views import AdminApiMixin
-from flagadmin.schema import error_responses
+from flagadmin.core import permissions as perms
 
 FLAG = OpenApiParameter("featureName", str, OpenApiParameter.PATH, description="Flag name.")
 NO_BODY = OpenApiResponse(description="This response has no body.")

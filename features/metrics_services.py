@@ -22,8 +22,8 @@ from features.models import (
     ProjectFlagActivity,
 )
 from flagadmin.api.fields import INT64_MAX
-from flagadmin.db import atomic_retrying_conflicts, outage_summary
-from flagadmin.sql import column, table
+from flagadmin.core.db import atomic_retrying_conflicts, outage_summary
+from flagadmin.core.sql import column, table
 
 logger = logging.getLogger(__name__)
 

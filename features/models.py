@@ -101,7 +101,7 @@ class Feature(models.Model):
 class ProjectFlagCount(models.Model):
     """How many flags of a project are not archived, per type and stale state.
 
-    Kept by the database itself: triggers on the flags' table (`flagadmin.derived.flag_counts`)
+    Kept by the database itself: triggers on the flags' table (`flagadmin.core.derived.flag_counts`)
     change the counts in the same transaction as every insert, delete, archive, revive, stale or
     type change and move of a flag, whatever made it (services, the Django admin, a bulk
     `update()`), with row-level upserts that concurrent writers cannot lose. The project list
@@ -131,7 +131,7 @@ class ProjectFlagDay(models.Model):
     """How many flags of a project that are neither archived nor stale were created on each
     day (UTC), per type.
 
-    Kept by the database like `ProjectFlagCount` (`flagadmin.derived.flag_days`). The
+    Kept by the database like `ProjectFlagCount` (`flagadmin.core.derived.flag_days`). The
     potentially-stale count of a few projects (the projects list's entries computed again after a
     write) reads the flags younger than their type's lifetime from these rows: a sum over at most 40
     days, and the flags of the cutoff's own day, instead of every young flag (a project receiving
@@ -161,10 +161,10 @@ class ProjectFlagActivity(models.Model):
     flag that is in the project (lastUpdatedAt) and the newest `last_seen_at` of its flags,
     archived ones included (lastReportedFlagUsage).
 
-    Kept by the database like `ProjectFlagCount` (`flagadmin.derived.flag_activity`): a new event or
-    a newer usage moves the time forward in the transaction that writes it; deleting or moving a
-    flag, a usage time going back, or deleting an event recomputes the project's times (an index
-    walk and a probe)."""
+    Kept by the database like `ProjectFlagCount` (`flagadmin.core.derived.flag_activity`): a new
+    event or a newer usage moves the time forward in the transaction that writes it; deleting or
+    moving a flag, a usage time going back, or deleting an event recomputes the project's times (an
+    index walk and a probe)."""
 
     project = models.OneToOneField(
         Project, on_delete=models.CASCADE, primary_key=True, related_name="flag_activity"

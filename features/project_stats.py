@@ -1,8 +1,8 @@
 """The per-project figures the database keeps (`ProjectFlagCount`, `ProjectFlagDay`,
 `ProjectFlagActivity`) against the rows they summarise.
 
-The triggers declared in `flagadmin.derived` keep them; this module recomputes them from the flags
-and the audit events, to check them (tests, the benchmark) and to repair them
+The triggers declared in `flagadmin.core.derived` keep them; this module recomputes them from the
+flags and the audit events, to check them (tests, the benchmark) and to repair them
 (`manage.py repairprojectstats`), for example after rows were written with the triggers off (a
 restore with `session_replication_role = replica`, an `ALTER TABLE ... DISABLE TRIGGER`).
 """
@@ -17,9 +17,9 @@ from django.db.models import Count, Exists, Max, OuterRef, Subquery
 from django.db.models.functions import TruncDate
 
 from features.models import Feature, ProjectFlagActivity, ProjectFlagCount, ProjectFlagDay
-from flagadmin.models import AuditEvent
-from flagadmin.recount import differing
-from flagadmin.sql import lock_tables_against_writes
+from flagadmin.core.models import AuditEvent
+from flagadmin.core.recount import differing
+from flagadmin.core.sql import lock_tables_against_writes
 from projects.models import Project
 
 CountKey = tuple[str, str, bool]  # (project id, flag type, stale)

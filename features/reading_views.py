@@ -9,9 +9,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from features.models import FeatureType
-from flagadmin import permissions as perms
+from flagadmin.api.schema import error_responses
 from flagadmin.api.views import AdminApiMixin
-from flagadmin.schema import error_responses
+from flagadmin.core import permissions as perms
 
 # Unleash's descriptions, in its order (it also lists `sunset`, which flagadmin has not).
 _DESCRIPTIONS = {

@@ -17,8 +17,8 @@ from features.limits import check_segment_count, segment_values_problem
 from features.models import FeatureStrategy, FeatureStrategySegment, Segment
 from flagadmin.api.errors import ApiError, NameExistsError, NotFoundError, ValidationError
 from flagadmin.api.principals import audit_actor
-from flagadmin.audit import event_time, record_event
-from flagadmin.db import unique_or_conflict
+from flagadmin.core.audit import event_time, record_event
+from flagadmin.core.db import unique_or_conflict
 from projects.models import Project
 
 SEGMENT_CREATED = "segment-created"

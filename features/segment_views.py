@@ -27,10 +27,10 @@ from features.segment_services import (
     strategies_using,
     update_segment,
 )
-from flagadmin import permissions as perms
 from flagadmin.api.lookups import id_from_path
+from flagadmin.api.schema import ErrorSerializer, error_responses
 from flagadmin.api.views import AdminApiMixin
-from flagadmin.schema import ErrorSerializer, error_responses
+from flagadmin.core import permissions as perms
 
 SEGMENT_ID = OpenApiParameter("id", int, OpenApiParameter.PATH, description="A segment id.")
 STRATEGY_ID = OpenApiParameter(

@@ -30,8 +30,8 @@ from features.models import (
     FeatureStrategy,
     FeatureTag,
 )
-from flagadmin.db import read_snapshot
-from flagadmin.models import AuditEvent
+from flagadmin.core.db import read_snapshot
+from flagadmin.core.models import AuditEvent
 
 User = get_user_model()
 

@@ -30,8 +30,8 @@ from flagadmin.api.errors import (
     ValidationError,
 )
 from flagadmin.api.principals import acting_user_id
-from flagadmin.audit import build_event, event_time, record_event
-from flagadmin.db import atomic_retrying_conflicts
+from flagadmin.core.audit import build_event, event_time, record_event
+from flagadmin.core.db import atomic_retrying_conflicts
 from projects.models import Project
 
 User = get_user_model()
@@ -156,7 +156,7 @@ def create_feature(
         # The flag's row goes first: when its name is taken, the primary key refuses it before
         # anything else is written, and the whole write rolls back. Racing creations are
         # serialised by that key (PostgreSQL) or by the IMMEDIATE write lock (SQLite); the loser
-        # gets the same 409 as a plain clash. (Not `flagadmin.db.unique_or_conflict`: its
+        # gets the same 409 as a plain clash. (Not `flagadmin.core.db.unique_or_conflict`: its
         # savepoint would cost this busiest write two more round trips, while the one query
         # is all or nothing by itself.)
         # A transaction of its own when tags are created first, and a savepoint inside a

@@ -23,13 +23,13 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Model
 from django.db.models.fields import AutoFieldMixin
 
-from flagadmin.db import (
+from flagadmin.core.db import (
     PreparedBinaryCursor,
     connect_checked,
     prepared_cursor,
     prepared_cursor_on,
 )
-from flagadmin.sql import column, table
+from flagadmin.core.sql import column, table
 from projects.models import Environment, Project, ProjectEnvironment
 
 User = get_user_model()

@@ -23,8 +23,8 @@ from features.views import (
     get_active_feature_or_404,
     get_feature_strategy_or_404,
 )
-from flagadmin import permissions as perms
-from flagadmin.schema import error_responses
+from flagadmin.api.schema import error_responses
+from flagadmin.core import permissions as perms
 
 # Members of the strategy document that a patch cannot change (Unleash's store ignores them).
 READ_ONLY_MEMBERS = ("id", "featureName", "sortOrder")

@@ -27,8 +27,8 @@ from features.services import (
 from features.validators import SORT_ORDER_MAX
 from features.variants import fix_variant_weights
 from flagadmin.api.errors import ArchivedFeatureError, NotFoundError, ValidationError
-from flagadmin.audit import record_event
-from flagadmin.db import atomic_retrying_conflicts
+from flagadmin.core.audit import record_event
+from flagadmin.core.db import atomic_retrying_conflicts
 
 
 class Unchanged:

@@ -13,7 +13,7 @@ from rest_framework import serializers
 from features.serializers import TagSchemaSerializer
 from flagadmin.api.errors import ValidationError
 from flagadmin.api.fields import StrictCharField, StrictListField, StrictSerializer
-from flagadmin.names import is_url_friendly
+from flagadmin.core.names import is_url_friendly
 
 TAG_MIN_LENGTH = 2
 TAG_MAX_LENGTH = 50

@@ -11,7 +11,7 @@ from django.db import IntegrityError, transaction
 from features.models import Feature, FeatureTag, Tag, TagType
 from features.services import tag_feature, untag_feature
 from flagadmin.api.errors import NameExistsError, NotFoundError, ValidationError
-from flagadmin.audit import record_event
+from flagadmin.core.audit import record_event
 
 TAG_CREATED = "tag-created"
 TAG_DELETED = "tag-deleted"

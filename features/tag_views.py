@@ -40,12 +40,12 @@ from features.tag_services import (
     update_feature_tags,
     update_tag_type,
 )
-from flagadmin import permissions as perms
 from flagadmin.api.errors import NoAccessError, NotFoundError
 from flagadmin.api.permissions import AdminApiPrincipal, required_permission
+from flagadmin.api.schema import error_responses
 from flagadmin.api.views import AdminApiMixin
-from flagadmin.names import URL_SAFE_CHARACTERS
-from flagadmin.schema import error_responses
+from flagadmin.core import permissions as perms
+from flagadmin.core.names import URL_SAFE_CHARACTERS
 
 VERSION = 1
 FEATURE_NAME = OpenApiParameter("featureName", str, OpenApiParameter.PATH, description="Flag name.")

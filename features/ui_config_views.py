@@ -12,9 +12,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from features.limits import resource_limits
-from flagadmin import permissions as perms
+from flagadmin.api.schema import error_responses
 from flagadmin.api.views import AdminApiMixin
-from flagadmin.schema import error_responses
+from flagadmin.core import permissions as perms
 
 # The Unleash version whose admin and client APIs flagadmin answers as. Tools written for
 # Unleash (its CLI, Terraform provider, SDK tooling) read `version`/`versionInfo` to decide

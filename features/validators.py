@@ -16,7 +16,7 @@ from django.core.exceptions import ValidationError
 from django.utils.dateparse import parse_date, parse_datetime
 
 from features.regexes import regex_count_problem, regex_problem
-from flagadmin.names import is_url_friendly
+from flagadmin.core.names import is_url_friendly
 
 CONSTRAINT_OPERATORS = (
     "NOT_IN",

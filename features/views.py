@@ -52,16 +52,16 @@ from features.strategy_services import (
     set_strategy_sort_order,
     update_feature_strategy,
 )
-from flagadmin import permissions as perms
 from flagadmin.api.errors import ArchivedFeatureError, NotFoundError
 from flagadmin.api.lookups import get_or_404
 from flagadmin.api.renderers import encode_json
+from flagadmin.api.schema import error_responses
 from flagadmin.api.views import AdminApiMixin
-from flagadmin.coalesce import Coalescer
-from flagadmin.db import in_callers_transaction
-from flagadmin.models import User
-from flagadmin.names import URL_SAFE_CHARACTERS
-from flagadmin.schema import error_responses
+from flagadmin.core import permissions as perms
+from flagadmin.core.coalesce import Coalescer
+from flagadmin.core.db import in_callers_transaction
+from flagadmin.core.models import User
+from flagadmin.core.names import URL_SAFE_CHARACTERS
 from projects.views import get_project_or_404
 
 PROJECT_ID = OpenApiParameter("projectId", str, OpenApiParameter.PATH, description="Project id.")
@@ -191,7 +191,7 @@ class ProjectFeatureViewSet(AdminApiMixin, viewsets.ViewSet):
         if in_callers_transaction() or not settings.PROJECTS_LIST_COALESCE:
             return HttpResponse(encoded(), content_type="application/json")
         # Concurrent reads of one project's flags by one caller (favorites) share one
-        # computation begun after they all arrived (flagadmin.coalesce): a project's thousands
+        # computation begun after they all arrived (flagadmin.core.coalesce): a project's thousands
         # of flags are built once, not once per reader, in time and in memory.
         favorites_of = request.user.pk if isinstance(request.user, User) else None
         body = _FLAG_LISTS.run((projectId, favorites_of), encoded)

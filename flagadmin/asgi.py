@@ -8,6 +8,6 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "flagadmin.settings")
 
 application = get_asgi_application()
 
-from flagadmin.bootstrap import bootstrap_api_tokens  # noqa: E402  (needs Django set up)
+from flagadmin.core.bootstrap import bootstrap_api_tokens  # noqa: E402  (needs Django set up)
 
 bootstrap_api_tokens()

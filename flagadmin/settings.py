@@ -50,7 +50,7 @@ def env_seconds(name: str, default: float) -> float:
     return float(value) if value else default
 
 
-# Seconds; see flagadmin/db.py. libpq treats a connect timeout under 2 s as 2 s.
+# Seconds; see flagadmin/core/db.py. libpq treats a connect timeout under 2 s as 2 s.
 DB_CONNECT_TIMEOUT = max(2, round(env_seconds("DB_CONNECT_TIMEOUT", 2)))
 DB_STATEMENT_TIMEOUT = env_seconds("DB_STATEMENT_TIMEOUT", 3)
 # Server-side prepared statements where the code asks for them (the token lookup, a flag
@@ -61,7 +61,7 @@ DB_PREPARED_STATEMENTS = env_bool("DB_PREPARED_STATEMENTS", True)
 # only while the project's version (ProjectListVersion) is the same. 0: compute every entry.
 PROJECTS_LIST_ENTRY_MAX_AGE = env_seconds("PROJECTS_LIST_ENTRY_MAX_AGE", 30)
 # Concurrent reads of the projects list, or of one project's flags, in one worker share one
-# computation that began after they all arrived (flagadmin/coalesce.py); off: each read
+# computation that began after they all arrived (flagadmin/core/coalesce.py); off: each read
 # computes its own.
 PROJECTS_LIST_COALESCE = env_bool("PROJECTS_LIST_COALESCE", True)
 
@@ -80,7 +80,7 @@ def database_from_url(url: str) -> dict:
     if scheme in {"postgres", "postgresql", "pgsql"}:
         options = {key: values[-1] for key, values in parse_qs(parts.query).items()}
         # Bounds so that a database that is down or stalled costs a request seconds, not a
-        # hang (flagadmin/db.py adds the client-side bound for a frozen server). Values set
+        # hang (flagadmin/core/db.py adds the client-side bound for a frozen server). Values set
         # in the URL's query win.
         options.setdefault("connect_timeout", str(DB_CONNECT_TIMEOUT))
         if DB_STATEMENT_TIMEOUT > 0 and "statement_timeout" not in options.get("options", ""):
@@ -93,7 +93,7 @@ def database_from_url(url: str) -> dict:
         options["prepare_threshold"] = 2**31 - 1 if DB_PREPARED_STATEMENTS else None
         return {
             # Django's PostgreSQL backend with a health check that costs no round trip.
-            "ENGINE": "flagadmin.postgresql",
+            "ENGINE": "flagadmin.serving.postgresql",
             "NAME": unquote(parts.path.lstrip("/")),
             "USER": unquote(parts.username or ""),
             "PASSWORD": unquote(parts.password or ""),
@@ -160,8 +160,8 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",  # Swagger UI served from here, not from a CDN
     # djangosaml2 is not an installed app: its template tags, which every template engine would
     # load, import pysaml2 (~45 MiB per process); its templates are found through DIRS below.
-    "axes",  # sign-in throttling (flagadmin/signin.py)
-    "flagadmin",
+    "axes",  # sign-in throttling (flagadmin/core/signin.py)
+    "flagadmin.core",  # label "flagadmin"
     "groups",
     "projects",
     "features",
@@ -175,12 +175,12 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     # Behind the production stack's nginx (a Unix socket: no peer address), the client's
     # address from X-Real-IP, before anything (sign-in throttling) reads it.
-    "flagadmin.client_address.ClientAddressFromLocalProxyMiddleware",
+    "flagadmin.serving.client_address.ClientAddressFromLocalProxyMiddleware",
     # Then: the Host header is checked here once (probes answer whatever the Host; a refused
     # Host is one warning line, not Django's traceback).
-    "flagadmin.middleware.HostHeaderMiddleware",
+    "flagadmin.api.middleware.HostHeaderMiddleware",
     # API paths matched as Unleash matches them (repeated and trailing slashes).
-    "flagadmin.middleware.ApiPathMiddleware",
+    "flagadmin.api.middleware.ApiPathMiddleware",
     # SDKs' polls answered from the worker's memory when it can (the rest goes on).
     "client_api.middleware.ClientFeaturesFromMemoryMiddleware",
     "django.middleware.security.SecurityMiddleware",
@@ -225,7 +225,7 @@ TEMPLATES = [
 AUTH_USER_MODEL = "flagadmin.User"
 AUTHENTICATION_BACKENDS = [
     # First: refuses locked-out sign-ins before the next backends hash a password.
-    "flagadmin.signin.SignInThrottleBackend",
+    "flagadmin.core.signin.SignInThrottleBackend",
     "django.contrib.auth.backends.ModelBackend",
     "auth_saml.backends.SamlBackend",  # SAML 2.0 sign-in at /auth/saml/ (auth_saml app)
 ]
@@ -250,7 +250,7 @@ LOGIN_REDIRECT_URL = "/docs/"
 SAML_ADMIN_REDIRECT_URL = "/admin/"
 LOGOUT_REDIRECT_URL = "/docs/"
 
-# --- sign-in throttling (django-axes, flagadmin/signin.py) -----------------------------------
+# --- sign-in throttling (django-axes, flagadmin/core/signin.py) -----------------------------------
 # The Django admin's password form and the SAML callback: after SIGNIN_FAILURE_LIMIT failures
 # for one user or from one address (SIGNIN_LOCKOUT_BY), 429 for SIGNIN_LOCKOUT_MINUTES.
 AXES_ENABLED = env_bool("SIGNIN_THROTTLING", True)
@@ -261,8 +261,8 @@ AXES_LOCKOUT_PARAMETERS = [
     item.split("+") if "+" in item else item
     for item in env_list("SIGNIN_LOCKOUT_BY", "username,ip_address")
 ]
-AXES_USERNAME_CALLABLE = "flagadmin.signin.username_for_lockout"
-AXES_LOCKOUT_CALLABLE = "flagadmin.signin.lockout_response"
+AXES_USERNAME_CALLABLE = "flagadmin.core.signin.username_for_lockout"
+AXES_LOCKOUT_CALLABLE = "flagadmin.core.signin.lockout_response"
 AXES_RESET_ON_SUCCESS = True
 # Attempts during a lockout are refused without a write, and do not extend it.
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
@@ -272,9 +272,9 @@ AXES_SENSITIVE_PARAMETERS = ["username", "ip_address", "SAMLResponse"]
 # they append to X-Forwarded-For (never a value the client can set alone).
 SIGNIN_PROXY_COUNT = int(os.environ.get("SIGNIN_PROXY_COUNT", "0"))
 # Set by flagadmin.serving for the gunicorn it starts behind its own nginx, which replaces any
-# X-Real-IP a client sent (flagadmin/client_address.py); not a setting for operators.
+# X-Real-IP a client sent (flagadmin/serving/client_address.py); not a setting for operators.
 CLIENT_ADDRESS_FROM_LOCAL_PROXY = os.environ.get("FLAGADMIN_BEHIND_LOCAL_NGINX") == "1"
-AXES_CLIENT_IP_CALLABLE = "flagadmin.client_address.signin_client_address"
+AXES_CLIENT_IP_CALLABLE = "flagadmin.serving.client_address.signin_client_address"
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -340,7 +340,7 @@ SPECTACULAR_SETTINGS = {
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "flagadmin.schema.drop_request_suffix",
+        "flagadmin.api.schema.drop_request_suffix",
     ],
 }
 

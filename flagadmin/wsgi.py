@@ -4,7 +4,7 @@ import os
 
 from django.core.wsgi import get_wsgi_application
 
-from flagadmin.memory import return_large_buffers
+from flagadmin.serving.memory import return_large_buffers
 
 # Before the app loads; with --preload in gunicorn's master, whose workers inherit it.
 return_large_buffers()
@@ -13,7 +13,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "flagadmin.settings")
 
 application = get_wsgi_application()
 
-from flagadmin.bootstrap import bootstrap_api_tokens  # noqa: E402  (needs Django set up)
+from flagadmin.core.bootstrap import bootstrap_api_tokens  # noqa: E402  (needs Django set up)
 
 bootstrap_api_tokens()
 

@@ -10,12 +10,12 @@ from django.contrib import admin
 from django.db.models import Count, Prefetch, QuerySet
 from django.http import HttpRequest
 
-from flagadmin.admin import UserAdmin as CoreUserAdmin
-from flagadmin.admin_audit import AuditedModelAdmin
-from flagadmin.admin_fields import LinesField
-from flagadmin.audit import record_event
-from flagadmin.db import held_ids
-from flagadmin.models import User
+from flagadmin.core.admin import UserAdmin as CoreUserAdmin
+from flagadmin.core.admin_audit import AuditedModelAdmin
+from flagadmin.core.admin_fields import LinesField
+from flagadmin.core.audit import record_event
+from flagadmin.core.db import held_ids
+from flagadmin.core.models import User
 from groups.models import Group, GroupMembership
 from groups.services import group_snapshot
 
@@ -26,7 +26,7 @@ def _save_memberships(request: HttpRequest, formset, *, record_each: bool) -> No
     does); from a group's page the group's own `group-updated` lists its members."""
     memberships = formset.save(commit=False)
     # Under the members' lock the view took first (`changes_members`), the groups and people
-    # of the memberships saved are held until the commit (see `flagadmin.db.held_ids`).
+    # of the memberships saved are held until the commit (see `flagadmin.core.db.held_ids`).
     held_ids(Group, [membership.group_id for membership in memberships])
     held_ids(User, [membership.user_id for membership in memberships])
     for membership in memberships:

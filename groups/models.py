@@ -4,7 +4,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from flagadmin.models import ROOT_ROLE_TYPES, Role
+from flagadmin.core.models import ROOT_ROLE_TYPES, Role
 
 
 class Group(models.Model):

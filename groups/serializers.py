@@ -17,7 +17,7 @@ from flagadmin.api.fields import (
     StrictSerializer,
 )
 from flagadmin.api.serializers import UserSchemaSerializer
-from flagadmin.models import ROOT_ROLE_TYPES, Role, User
+from flagadmin.core.models import ROOT_ROLE_TYPES, Role, User
 from groups.models import Group, GroupMembership
 
 ROOT_ROLE_ID_MESSAGE = (

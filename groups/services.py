@@ -12,9 +12,9 @@ from django.utils import timezone
 
 from flagadmin.api.errors import NameExistsError, NotFoundError, ValidationError
 from flagadmin.api.principals import audit_actor
-from flagadmin.audit import event_time, record_event
-from flagadmin.db import held_ids, members_lock, unique_or_conflict
-from flagadmin.models import AccountType, Role, User
+from flagadmin.core.audit import event_time, record_event
+from flagadmin.core.db import held_ids, members_lock, unique_or_conflict
+from flagadmin.core.models import AccountType, Role, User
 from groups.models import Group, GroupMembership
 
 GROUP_NOT_FOUND = "No group found"
@@ -61,7 +61,7 @@ def _locked(group_id: int, *, for_delete: bool = False) -> Group:
     key-share locks of foreign-key checks, which Django defers to commit (FOR UPDATE once
     deadlocked with a grant's, before every writer of members took the members' lock first).
 
-    `for_delete`: FOR UPDATE. Taken under the members' lock (`flagadmin.db.members_lock`), as
+    `for_delete`: FOR UPDATE. Taken under the members' lock (`flagadmin.core.db.members_lock`), as
     every writer of members takes that lock first: nothing refers anew to the group until
     the delete commits."""
     locks = Group.objects.select_for_update(no_key=not for_delete)
@@ -104,7 +104,7 @@ def create_group(
     """Creates a group with its members; audit event `group-created`."""
     actor_name = audit_actor(actor)[0]
     with transaction.atomic():
-        # The people are held before the members change (see `flagadmin.db.held_ids`); one
+        # The people are held before the members change (see `flagadmin.core.db.held_ids`); one
         # deleted since the request was checked is left out, as its delete removes memberships.
         members_lock()
         present = held_ids(User, [user.pk for user in users])
@@ -171,7 +171,7 @@ def update_group(
     actor_name = audit_actor(actor)[0]
     with transaction.atomic():
         # The members' lock first, then the group and the people wanted (see
-        # `flagadmin.db.members_lock`); one deleted since the request was checked is left out.
+        # `flagadmin.core.db.members_lock`); one deleted since the request was checked is left out.
         members_lock()
         group = _locked(group_id)
         wanted_ids = list(dict.fromkeys(user.pk for user in users))

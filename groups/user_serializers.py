@@ -18,7 +18,7 @@ from flagadmin.api.fields import (
     json_integer,
 )
 from flagadmin.api.serializers import UserSchemaSerializer
-from flagadmin.models import ROOT_ROLE_TYPES, Role
+from flagadmin.core.models import ROOT_ROLE_TYPES, Role
 
 ROOT_ROLE_MESSAGE = (
     "must be the id or the name of a root role (1 or Admin, 2 or Editor, 3 or Viewer, "

@@ -8,12 +8,12 @@ from rest_framework import status, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from flagadmin import permissions as perms
 from flagadmin.api.lookups import get_or_404, id_from_path
+from flagadmin.api.schema import error_responses
 from flagadmin.api.serializers import UserSchemaSerializer
 from flagadmin.api.views import AdminApiMixin
-from flagadmin.models import ROOT_ROLE_TYPES, Role
-from flagadmin.schema import error_responses
+from flagadmin.core import permissions as perms
+from flagadmin.core.models import ROOT_ROLE_TYPES, Role
 from groups import services
 from groups.models import Group
 from groups.serializers import GroupSchemaSerializer, GroupsSchemaSerializer, GroupWriteSerializer

@@ -11,11 +11,11 @@ from django.contrib import admin
 from django.contrib.admin.views.main import ChangeList
 from django.http import HttpRequest
 
-from flagadmin.admin_audit import AuditedModelAdmin, json_safe
-from flagadmin.admin_filters import ArchivedFilter
 from flagadmin.api.errors import InvalidOperationError
-from flagadmin.db import held_ids
-from flagadmin.models import User
+from flagadmin.core.admin_audit import AuditedModelAdmin, json_safe
+from flagadmin.core.admin_filters import ArchivedFilter
+from flagadmin.core.db import held_ids
+from flagadmin.core.models import User
 from groups.models import Group
 from overview.project_figures import project_figures
 from projects.admin import ProjectEnvironmentInline, ProjectRoleAssignmentInline
@@ -113,7 +113,7 @@ class ProjectAdmin(AuditedModelAdmin):
             return
         assignments = formset.save(commit=False)
         # Under the members' lock the view took first (`changes_members`), the groups and
-        # people given roles are held until the commit (see `flagadmin.db.held_ids`).
+        # people given roles are held until the commit (see `flagadmin.core.db.held_ids`).
         held_ids(Group, [assignment.group_id for assignment in assignments if assignment.group_id])
         held_ids(User, [assignment.user_id for assignment in assignments if assignment.user_id])
         for assignment in assignments:

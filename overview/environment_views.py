@@ -18,11 +18,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from features.models import FeatureEnvironment
-from flagadmin import permissions as perms
 from flagadmin.api.errors import NotFoundError
+from flagadmin.api.schema import error_responses
 from flagadmin.api.views import AdminApiMixin
-from flagadmin.models import ApiToken
-from flagadmin.schema import error_responses
+from flagadmin.core import permissions as perms
+from flagadmin.core.models import ApiToken
 from projects.models import Environment, ProjectEnvironment
 
 

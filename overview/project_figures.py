@@ -8,17 +8,17 @@ is served, in a constant number of statements whatever the number of projects an
 1. the projects with their figures (`_figures_sql`), each source read once, none by counting
    flags:
    - featureCount, staleFeatureCount: `ProjectFlagCount`, a few rows per project, which the
-     database keeps exact in the transaction of every write of a flag (`flagadmin.derived`);
+     database keeps exact in the transaction of every write of a flag (`flagadmin.core.derived`);
    - potentiallyStaleFeatureCount: it depends on the time as well as on the rows, so it is not
      stored: the counted non-stale flags of each type that has a lifetime, minus those still
      younger than it, found in one range scan of `feature_fresh` per lifetime (the flags of
      the last 7 or 40 days);
    - memberCount: `ProjectMemberCount`, one row per project, which the database keeps in the
      transaction of every change of a role assignment, group membership or role type
-     (`flagadmin.derived`);
+     (`flagadmin.core.derived`);
    - lastUpdatedAt and lastReportedFlagUsage: `ProjectFlagActivity`, one row per project,
      which the database keeps in the transaction of every write of a flag or an audit event
-     (`flagadmin.derived`);
+     (`flagadmin.core.derived`);
 2. the owners (`projects.selectors.owner_entries`);
 3. for a caller that is a user, the projects that user marked as favorite.
 
@@ -52,9 +52,9 @@ from features.models import (
     ProjectFlagDay,
 )
 from flagadmin.api.renderers import encode_json
-from flagadmin.coalesce import Coalescer
-from flagadmin.db import in_callers_transaction, prepared_cursor_on, read_snapshot
-from flagadmin.sql import column, table
+from flagadmin.core.coalesce import Coalescer
+from flagadmin.core.db import in_callers_transaction, prepared_cursor_on, read_snapshot
+from flagadmin.core.sql import column, table
 from projects.models import (
     OWNER_NAMES,
     FavoriteProject,
@@ -661,7 +661,7 @@ def projects_list_body(*, archived: bool, user_id: int | None) -> bytes:
     if not settings.PROJECTS_LIST_COALESCE:
         return body()
     # Concurrent reads of the same list share one computation begun after they all arrived
-    # (flagadmin.coalesce): the body is the same for the same scope and caller.
+    # (flagadmin.core.coalesce): the body is the same for the same scope and caller.
     return _list_bodies.run(key, body)
 
 

@@ -13,11 +13,11 @@ from rest_framework import status, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from flagadmin import permissions as perms
 from flagadmin.api.errors import NotFoundError, ValidationError
+from flagadmin.api.schema import error_responses
 from flagadmin.api.views import AdminApiMixin
-from flagadmin.names import URL_SAFE_CHARACTERS
-from flagadmin.schema import error_responses
+from flagadmin.core import permissions as perms
+from flagadmin.core.names import URL_SAFE_CHARACTERS
 from overview.project_figures import project_detail, projects_list_body
 from projects.serializers import (
     CreateProjectSchemaSerializer,

@@ -8,8 +8,8 @@ from django.contrib import admin
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest
 
-from flagadmin.admin_audit import AuditedModelAdmin
-from flagadmin.models import Role
+from flagadmin.core.admin_audit import AuditedModelAdmin
+from flagadmin.core.models import Role
 from projects.models import Environment, ProjectEnvironment, ProjectRoleAssignment
 from projects.selectors import PROJECT_ROLE_TYPES
 

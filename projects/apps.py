@@ -7,8 +7,8 @@ class ProjectsConfig(AppConfig):
 
     def ready(self) -> None:
         # The core validates API tokens' project and environment scopes through checks that
-        # this app, above it, provides (flagadmin.services.TokenScopeChecks).
-        from flagadmin.services import register_token_scope_checks
+        # this app, above it, provides (flagadmin.core.services.TokenScopeChecks).
+        from flagadmin.core.services import register_token_scope_checks
         from projects.token_scope import ProjectTokenScopeChecks
 
         register_token_scope_checks(ProjectTokenScopeChecks())

@@ -1,6 +1,6 @@
 """The project members the database keeps (`ProjectMember`, `ProjectMemberCount`, kept by the
-triggers of `flagadmin.derived.members`) against the rows they summarise: role assignments, group
-memberships and role types. To check them (tests, benchmarks) and to repair them (`manage.py
+triggers of `flagadmin.core.derived.members`) against the rows they summarise: role assignments,
+group memberships and role types. To check them (tests, benchmarks) and to repair them (`manage.py
 repairprojectstats`), for example after rows were written with the triggers off."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from collections import Counter
 
 from django.db import transaction
 
-from flagadmin.db import members_lock
-from flagadmin.models import Role
-from flagadmin.recount import differing
-from flagadmin.sql import lock_tables_against_writes
+from flagadmin.core.db import members_lock
+from flagadmin.core.models import Role
+from flagadmin.core.recount import differing
+from flagadmin.core.sql import lock_tables_against_writes
 from groups.models import GroupMembership
 from projects.models import ProjectMember, ProjectMemberCount, ProjectRoleAssignment
 from projects.selectors import PROJECT_ROLE_TYPES
@@ -63,7 +63,8 @@ def repair() -> tuple[dict[MemberKey, tuple[int, int]], dict[str, tuple[int, int
     meanwhile (PostgreSQL: SHARE locks; SQLite: the write lock)."""
     with transaction.atomic():
         # The members' lock first, as every writer of members takes it before touching these
-        # tables (`flagadmin.db.members_lock`): then no writer holds one of them waiting for it.
+        # tables (`flagadmin.core.db.members_lock`): then no writer holds one of them waiting for
+        # it.
         members_lock()
         lock_tables_against_writes(ProjectRoleAssignment, GroupMembership, Role)
         actual, kept = recounted_paths(), stored_paths()

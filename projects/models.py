@@ -5,7 +5,7 @@ from django.db import models
 from django.db.models.functions import Lower
 from django.utils import timezone
 
-from flagadmin.models import Role
+from flagadmin.core.models import Role
 from groups.models import Group
 
 
@@ -155,7 +155,7 @@ class ProjectMember(models.Model):
     """A user who holds a project role in a project (`memberCount`), with the number of
     assignments that make them one (`paths`: their own roles and their groups' roles).
 
-    Kept by the database itself (`flagadmin.derived.members`): triggers on role assignments,
+    Kept by the database itself (`flagadmin.core.derived.members`): triggers on role assignments,
     group memberships and role types add and remove paths in the same transaction as the write,
     whatever makes it; a user is a member while they have a path. Plain ids rather than
     foreign keys: only the triggers write these rows, also while Django deletes the rows
@@ -195,11 +195,11 @@ OWNER_NAMES = ""
 class ProjectListVersion(models.Model):
     """A random value the database draws anew, in the writing transaction, whenever anything that a
     project's entry in the projects list shows changes: the project's row, its member count, its
-    Owner assignments (triggers declared in `flagadmin.derived.list_versions`), its flag counts, its
-    flag activity and its flags' creation times (the same module's flag side); and, in the row
-    `OWNER_NAMES`, whenever a user's or a group's name changes. While a project's version and the
-    names' version are the same, its entry is the same, up to the time at which one of its flags
-    outlives its type's lifetime; the list keeps each entry, encoded, per process
+    Owner assignments (triggers declared in `flagadmin.core.derived.list_versions`), its flag
+    counts, its flag activity and its flags' creation times (the same module's flag side); and, in
+    the row `OWNER_NAMES`, whenever a user's or a group's name changes. While a project's version
+    and the names' version are the same, its entry is the same, up to the time at which one of its
+    flags outlives its type's lifetime; the list keeps each entry, encoded, per process
     (`overview.project_figures`). Random rather than counted, so that a value never comes back after
     a restore or a failover, nor after a rollback."""
 

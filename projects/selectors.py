@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-from flagadmin.models import Role, RoleType, User
-from flagadmin.sql import column, table
+from flagadmin.core.models import Role, RoleType, User
+from flagadmin.core.sql import column, table
 from groups.models import Group
 from projects.models import Project, ProjectRoleAssignment
 

@@ -19,9 +19,9 @@ from flagadmin.api.fields import (
     StrictSerializer,
     UrlFriendlyNameField,
 )
-from flagadmin.db import held_ids
-from flagadmin.models import ROOT_ROLE_TYPES, AccountType, Role, User
-from flagadmin.sql import column
+from flagadmin.core.db import held_ids
+from flagadmin.core.models import ROOT_ROLE_TYPES, AccountType, Role, User
+from flagadmin.core.sql import column
 from groups.models import Group
 from projects.models import Environment, ProjectMode
 
@@ -198,7 +198,7 @@ class ProjectAddAccessSchemaSerializer(StrictSerializer):
         }
         return self._check(value, known, "must be the id of an existing project role")
 
-    # Groups and people are held from here to the grant's commit (`flagadmin.db.held_ids`):
+    # Groups and people are held from here to the grant's commit (`flagadmin.core.db.held_ids`):
     # the view validates inside the grant's transaction.
     def validate_groups(self, value: list[int]) -> list[int]:
         known = dict.fromkeys(held_ids(Group, value))

@@ -8,9 +8,9 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from flagadmin.api.errors import InvalidOperationError, NameExistsError
-from flagadmin.audit import event_time, record_event
-from flagadmin.db import held_ids, members_lock, unique_or_conflict
-from flagadmin.models import Role, User
+from flagadmin.core.audit import event_time, record_event
+from flagadmin.core.db import held_ids, members_lock, unique_or_conflict
+from flagadmin.core.models import Role, User
 from projects.models import (
     OWNER_NAMES,
     Environment,
@@ -62,7 +62,7 @@ def create_project(
             ProjectEnvironment(project=project, environment_id=name) for name in environments
         )
         if isinstance(actor, User):
-            # The members' lock first, then the owner held (`flagadmin.db`); a person deleted
+            # The members' lock first, then the owner held (`flagadmin.core.db`); a person deleted
             # while creating the project leaves it without owner.
             members_lock()
             if held_ids(User, [actor.pk]):
@@ -167,7 +167,7 @@ def add_project_access(
     records nothing. The event lists what this call's insert added: of concurrent identical
     calls, only the one whose rows were stored records them.
 
-    The caller holds the members' lock (`flagadmin.db.members_lock`), taken before it read the
+    The caller holds the members' lock (`flagadmin.core.db.members_lock`), taken before it read the
     project and validated the ids: the view does, in one transaction with this one."""
     # savepoint=False: inside the view's transaction a failure rolls back everything anyway;
     # no savepoint round trips.

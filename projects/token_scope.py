@@ -1,5 +1,5 @@
 """The projects app's answers to the core's questions about API token scopes
-(flagadmin.services.TokenScopeChecks), registered in projects.apps."""
+(flagadmin.core.services.TokenScopeChecks), registered in projects.apps."""
 
 from __future__ import annotations
 

@@ -10,12 +10,12 @@ from rest_framework import viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from flagadmin import permissions as perms
 from flagadmin.api.lookups import get_or_404
+from flagadmin.api.schema import error_responses
 from flagadmin.api.views import AdminApiMixin
-from flagadmin.db import members_lock
-from flagadmin.models import User
-from flagadmin.schema import error_responses
+from flagadmin.core import permissions as perms
+from flagadmin.core.db import members_lock
+from flagadmin.core.models import User
 from projects.models import Project
 from projects.selectors import project_access
 from projects.serializers import ProjectAccessSchemaSerializer, ProjectAddAccessSchemaSerializer
@@ -60,7 +60,7 @@ class ProjectAccessViewSet(AdminApiMixin, viewsets.ViewSet):
     )
     def create(self, request: Request, projectId: str) -> Response:
         # One transaction from the validation on, under the members' lock (taken first, see
-        # `flagadmin.db.members_lock`): the groups and people found stay until the commit.
+        # `flagadmin.core.db.members_lock`): the groups and people found stay until the commit.
         with transaction.atomic():
             members_lock()
             body = ProjectAddAccessSchemaSerializer(data=request.data)

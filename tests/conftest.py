@@ -7,7 +7,7 @@ import pytest
 from django.db import connection
 from rest_framework.test import APIClient
 
-from flagadmin.models import Role, TokenType
+from flagadmin.core.models import Role, TokenType
 from tests.factories import UserFactory, make_token
 
 

@@ -6,8 +6,8 @@ import factory
 from django.contrib.auth.hashers import make_password
 from factory.django import DjangoModelFactory
 
-from flagadmin.models import ApiToken, AuditEvent, Role, TokenType, User
-from flagadmin.tokens import issue_token
+from flagadmin.core.models import ApiToken, AuditEvent, Role, TokenType, User
+from flagadmin.core.tokens import issue_token
 
 
 class UserFactory(DjangoModelFactory):

@@ -15,8 +15,8 @@ from features.models import (
     FeatureTag,
     TagType,
 )
-from flagadmin.admin_audit import json_safe
-from flagadmin.models import ApiToken, AuditEvent, Role, TokenType
+from flagadmin.core.admin_audit import json_safe
+from flagadmin.core.models import ApiToken, AuditEvent, Role, TokenType
 from groups.models import Group, GroupMembership
 from tests.admin_forms import change_form_data
 from tests.factories import (
@@ -158,7 +158,7 @@ def test_admin_change__event_commits_with_the_change_or_not_at_all(staff, monkey
     def fail(*args, **kwargs):
         raise RuntimeError("audit store down")
 
-    monkeypatch.setattr("flagadmin.admin_audit.record_event", fail)
+    monkeypatch.setattr("flagadmin.core.admin_audit.record_event", fail)
 
     with pytest.raises(RuntimeError):
         staff.post("/admin/features/tagtype/add/", {"name": "team"})

@@ -21,7 +21,7 @@ import pytest
 from django.utils import timezone
 
 from features.models import FeatureEnvironment, FeatureLifecycleStage
-from flagadmin.models import ApiToken, AuditEvent, Role
+from flagadmin.core.models import ApiToken, AuditEvent, Role
 from tests.factories import (
     FeatureEnvironmentFactory,
     FeatureFactory,

@@ -8,7 +8,7 @@ import json
 import pytest
 from rest_framework.test import APIClient
 
-from flagadmin.models import TokenType
+from flagadmin.core.models import TokenType
 from tests.conftest import assert_error
 from tests.factories import make_token
 

@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from flagadmin.models import ApiToken, AuditEvent, TokenType
+from flagadmin.core.models import ApiToken, AuditEvent, TokenType
 from tests.conftest import assert_error
 from tests.factories import ProjectFactory, UserFactory, make_token
 

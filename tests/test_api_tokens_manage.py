@@ -10,7 +10,7 @@ from django.test import override_settings
 from rest_framework.test import APIClient
 
 from client_api import authentication
-from flagadmin.models import ApiToken, AuditEvent, Role, TokenType
+from flagadmin.core.models import ApiToken, AuditEvent, Role, TokenType
 from tests.conftest import assert_error
 from tests.factories import (
     ProjectFactory,

@@ -11,9 +11,9 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from flagadmin.bootstrap import bootstrap_api_tokens
-from flagadmin.models import ApiToken, TokenType
-from flagadmin.tokens import ensure_bootstrap_tokens, parse_bootstrap_token
+from flagadmin.core.bootstrap import bootstrap_api_tokens
+from flagadmin.core.models import ApiToken, TokenType
+from flagadmin.core.tokens import ensure_bootstrap_tokens, parse_bootstrap_token
 from tests.conftest import assert_error
 from tests.factories import UserFactory, make_token
 
@@ -92,7 +92,7 @@ def test_bootstrap__revoked_token_stays_revoked(db):
 def test_bootstrap__malformed_tokens_are_skipped_and_logged(
     db, caplog, admin_tokens, client_tokens
 ):
-    with caplog.at_level(logging.ERROR, logger="flagadmin.tokens"):
+    with caplog.at_level(logging.ERROR, logger="flagadmin.core.tokens"):
         assert ensure_bootstrap_tokens(admin_tokens, client_tokens) == 0
 
     assert not ApiToken.objects.exists()

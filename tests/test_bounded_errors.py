@@ -10,7 +10,7 @@ import tracemalloc
 
 import pytest
 
-from flagadmin.models import Role
+from flagadmin.core.models import Role
 from tests.conftest import assert_error
 from tests.factories import ProjectFactory
 

@@ -19,7 +19,7 @@ from features.models import (
     FeatureUsageBucket,
     Segment,
 )
-from flagadmin.models import TokenType
+from flagadmin.core.models import TokenType
 from projects.models import Project
 from tests.conftest import assert_error
 from tests.factories import ProjectFactory, make_token

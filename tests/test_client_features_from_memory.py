@@ -10,7 +10,7 @@ from django.test import override_settings
 from rest_framework.test import APIClient
 
 from client_api.views import ClientFeaturesView
-from flagadmin.models import TokenType
+from flagadmin.core.models import TokenType
 from tests.conftest import assert_error
 from tests.factories import make_token
 

@@ -13,8 +13,8 @@ from rest_framework.test import APIClient
 
 from client_api import authentication, selectors
 from features.models import Feature, FeatureEnvironment, FeatureStrategy
-from flagadmin.audit import record_event
-from flagadmin.models import TokenType
+from flagadmin.core.audit import record_event
+from flagadmin.core.models import TokenType
 from tests.concurrency import concurrent_db, run_together
 from tests.factories import make_token
 

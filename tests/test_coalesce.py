@@ -1,5 +1,5 @@
-"""flagadmin.coalesce: threads asking for the same read at once share one computation, and never
-one that began before they asked; the projects list reads through it."""
+"""flagadmin.core.coalesce: threads asking for the same read at once share one computation, and
+never one that began before they asked; the projects list reads through it."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from itertools import count
 
 import pytest
 
-from flagadmin.coalesce import Coalescer
+from flagadmin.core.coalesce import Coalescer
 from tests.concurrency import concurrent_db, run_together
 from tests.factories import FeatureFactory, ProjectFactory, make_token
 
@@ -195,7 +195,7 @@ def test_coalesced_read__concurrent_reads_and_writes__each_read_sees_the_writes_
     # n-th creation returned shows at least n flags (coalesced reads included).
     from rest_framework.test import APIClient
 
-    from flagadmin.models import TokenType
+    from flagadmin.core.models import TokenType
 
     settings.PROJECTS_LIST_ENTRY_MAX_AGE = entry_max_age
     ProjectFactory(id="busy")

@@ -6,7 +6,7 @@ import pytest
 from django.contrib.sessions.models import Session
 from django.test import Client
 
-from flagadmin.models import ApiToken, AuditEvent, Role, TokenType, User
+from flagadmin.core.models import ApiToken, AuditEvent, Role, TokenType, User
 from tests.factories import AuditEventFactory, UserFactory, make_token
 
 ADD_TOKEN = "/admin/flagadmin/apitoken/add/"

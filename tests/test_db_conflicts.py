@@ -1,4 +1,4 @@
-"""flagadmin.db.atomic_retrying_conflicts: a transaction PostgreSQL aborts for a conflict with
+"""flagadmin.core.db.atomic_retrying_conflicts: a transaction PostgreSQL aborts for a conflict with
 another (here a real deadlock between two threads) runs again from the start; other errors,
 and a transaction inside the caller's, run once."""
 
@@ -11,7 +11,7 @@ import pytest
 from django.db import OperationalError, connection, transaction
 
 from features.models import Feature
-from flagadmin.db import CONFLICT_ATTEMPTS, atomic_retrying_conflicts
+from flagadmin.core.db import CONFLICT_ATTEMPTS, atomic_retrying_conflicts
 from tests.concurrency import concurrent_db, run_together
 from tests.factories import FeatureFactory
 

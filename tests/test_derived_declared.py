@@ -1,4 +1,4 @@
-"""The database holds the derived data's triggers exactly as `flagadmin.derived` declares them:
+"""The database holds the derived data's triggers exactly as `flagadmin.core.derived` declares them:
 every declared trigger (and, on PostgreSQL, function) present with the declared text, compared
 with whitespace normalised, and none that is not declared."""
 
@@ -12,7 +12,7 @@ from django.apps import apps
 from django.db import connection, transaction
 from django.utils.module_loading import import_string
 
-from flagadmin.derived import DERIVED, apply, normalised
+from flagadmin.core.derived import DERIVED, apply, normalised
 
 pytestmark = pytest.mark.django_db
 

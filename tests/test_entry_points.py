@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from flagadmin.models import Role
+from flagadmin.core.models import Role
 from tests.factories import UserFactory
 
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from flagadmin.models import TokenType
+from flagadmin.core.models import TokenType
 from projects.models import Environment
 from tests.conftest import assert_error
 from tests.factories import ProjectFactory, make_token

@@ -16,7 +16,7 @@ from rest_framework.test import APIClient
 from flagadmin.api.errors import ContentTooLargeError
 from flagadmin.api.parsers import StrictJSONParser
 from flagadmin.api.views import ApiTokensView
-from flagadmin.models import ApiToken, TokenType
+from flagadmin.core.models import ApiToken, TokenType
 from tests.conftest import assert_error
 from tests.factories import UserFactory, make_token
 
@@ -433,7 +433,7 @@ def test_500__generic_message_nothing_leaked(admin_client, monkeypatch, caplog):
 
 
 def test_500__in_a_write_rolls_back(admin_client, monkeypatch):
-    from flagadmin import services
+    from flagadmin.core import services
 
     real = services.issue_token
 

@@ -14,7 +14,7 @@ from features.models import (
     FeatureLifecycleStage,
     TagType,
 )
-from flagadmin.models import AuditEvent, Role
+from flagadmin.core.models import AuditEvent, Role
 from tests.factories import (
     AuditEventFactory,
     FeatureEnvironmentFactory,

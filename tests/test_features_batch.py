@@ -10,7 +10,7 @@ import pytest
 from django.utils import timezone
 
 from features.models import Feature, FeatureDependency, FeatureEnvironment, FeatureLifecycleStage
-from flagadmin.models import AuditEvent
+from flagadmin.core.models import AuditEvent
 from projects.models import Project
 from tests.conftest import assert_error
 from tests.factories import ProjectFactory, ProjectRoleAssignmentFactory

@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 
 from features import project_stats
 from features.models import Feature
-from flagadmin.models import TokenType
+from flagadmin.core.models import TokenType
 from tests.concurrency import concurrent_db, run_together
 from tests.factories import FeatureFactory, ProjectFactory, make_token
 

@@ -15,7 +15,7 @@ from features.models import Feature, FeatureEnvironment, FeatureLifecycleStage, 
 from features.services import create_feature
 from flagadmin.api.errors import NameExistsError
 from flagadmin.api.principals import TokenPrincipal
-from flagadmin.models import AuditEvent, TokenType
+from flagadmin.core.models import AuditEvent, TokenType
 from projects.models import Project
 from tests.concurrency import concurrent_db, run_together
 from tests.factories import make_token

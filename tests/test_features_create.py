@@ -18,7 +18,7 @@ from features.models import (
     ProjectFlagCount,
     Tag,
 )
-from flagadmin.models import AuditEvent, Role, TokenType, User
+from flagadmin.core.models import AuditEvent, Role, TokenType, User
 from projects.models import Environment, ProjectEnvironment
 from tests.concurrency import concurrent_db
 from tests.conftest import assert_error
@@ -762,7 +762,7 @@ def test_create_feature__last_insert_refused__500_nothing_written(admin_client):
 def test_create_feature__app_error_between_inserts__500_nothing_written(admin_client, monkeypatch):
     # An error of the app's own (not the database's) after the flag's INSERT was sent and
     # before the last one: the pipeline's Sync still goes out, and must not commit anything.
-    from flagadmin.db import PreparedBinaryCursor
+    from flagadmin.core.db import PreparedBinaryCursor
 
     send = PreparedBinaryCursor.execute
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from features.models import FeatureDependency
-from flagadmin.models import AuditEvent
+from flagadmin.core.models import AuditEvent
 from tests.conftest import assert_error
 from tests.factories import ProjectFactory
 

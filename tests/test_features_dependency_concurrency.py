@@ -11,7 +11,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from features.models import Feature, FeatureDependency
-from flagadmin.models import Role, TokenType
+from flagadmin.core.models import Role, TokenType
 from tests.admin_forms import change_form_data
 from tests.concurrency import concurrent_db, run_together
 from tests.factories import FeatureFactory, UserFactory, make_token

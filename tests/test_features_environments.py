@@ -10,7 +10,7 @@ import pytest
 from django.db.models import JSONField, Value
 
 from features.models import FavoriteFeature, Feature, FeatureEnvironment, FeatureStrategy
-from flagadmin.models import AuditEvent
+from flagadmin.core.models import AuditEvent
 from projects.models import Environment
 from tests.conftest import assert_error
 from tests.factories import (

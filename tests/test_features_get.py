@@ -18,7 +18,7 @@ from features.models import (
     FeatureStrategySegment,
     Segment,
 )
-from flagadmin.models import AuditEvent, Role, TokenType
+from flagadmin.core.models import AuditEvent, Role, TokenType
 from projects.models import Environment
 from tests.conftest import assert_error
 from tests.factories import (

@@ -9,7 +9,7 @@ import uuid
 import pytest
 
 from features.models import FeatureStrategy, FeatureStrategySegment, Segment
-from flagadmin.models import AuditEvent
+from flagadmin.core.models import AuditEvent
 from tests.conftest import assert_error
 from tests.factories import ProjectRoleAssignmentFactory
 

@@ -10,7 +10,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from features.models import Feature, FeatureEnvironment
-from flagadmin.models import AuditEvent, TokenType
+from flagadmin.core.models import AuditEvent, TokenType
 from tests.conftest import assert_error
 from tests.factories import make_token
 

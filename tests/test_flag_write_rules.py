@@ -13,7 +13,7 @@ import pytest
 from django.test import Client
 
 from features.models import FeatureEnvironment, FeatureStrategy, Segment
-from flagadmin.models import AuditEvent, Role
+from flagadmin.core.models import AuditEvent, Role
 from tests.admin_forms import change_form_data
 from tests.conftest import assert_error
 from tests.factories import (

@@ -7,7 +7,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from flagadmin.models import Role
+from flagadmin.core.models import Role
 from groups.models import GroupMembership
 from tests.factories import GroupFactory, GroupMembershipFactory, UserFactory
 
@@ -134,7 +134,7 @@ def test_user_changelist__groups_column_without_query_per_row(admin_browser):
 def test_group_admin__sso_mappings_one_per_line(db):
     from django.test import Client
 
-    from flagadmin.models import Role
+    from flagadmin.core.models import Role
     from groups.models import Group
     from tests.factories import UserFactory
 

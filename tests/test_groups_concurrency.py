@@ -10,7 +10,7 @@ import json
 import pytest
 from rest_framework.test import APIClient
 
-from flagadmin.models import AuditEvent, TokenType
+from flagadmin.core.models import AuditEvent, TokenType
 from groups.models import Group
 from tests.concurrency import concurrent_db, run_together
 from tests.factories import GroupFactory, make_token

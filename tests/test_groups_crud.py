@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from flagadmin.models import AuditEvent, Role
+from flagadmin.core.models import AuditEvent, Role
 from groups.models import Group, GroupMembership
 from tests.conftest import assert_error
 from tests.factories import (

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 from django.db import connection
 
-from flagadmin.models import AuditEvent, Role, RoleType
+from flagadmin.core.models import AuditEvent, Role, RoleType
 from groups import services
 from groups.models import Group, GroupMembership
 from tests.conftest import assert_error

@@ -18,8 +18,8 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from auth_saml.services import sync_sso_groups
-from flagadmin.db import members_lock
-from flagadmin.models import Role, TokenType, User
+from flagadmin.core.db import members_lock
+from flagadmin.core.models import Role, TokenType, User
 from groups.models import Group, GroupMembership
 from projects.models import ProjectRoleAssignment
 from tests.concurrency import concurrent_db, run_together

@@ -1,4 +1,5 @@
-"""glibc's thresholds for large buffers (flagadmin/memory.py; flagadmin/wsgi.py sets them)."""
+"""glibc's thresholds for large buffers (flagadmin/serving/memory.py; flagadmin/wsgi.py sets
+them)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from flagadmin.memory import return_large_buffers
+from flagadmin.serving.memory import return_large_buffers
 
 
 def _is_glibc() -> bool:
@@ -51,7 +52,7 @@ def test_return_large_buffers__tuned_by_the_environment__left_to_it(monkeypatch,
 # 200 KiB, which malloc then reuses whatever the threshold.
 _MAPPED_GROWTH = """
 import ctypes, ctypes.util, sys
-from flagadmin.memory import return_large_buffers
+from flagadmin.serving.memory import return_large_buffers
 
 class MallInfo2(ctypes.Structure):
     _fields_ = [(name, ctypes.c_size_t) for name in (

@@ -8,8 +8,8 @@ from django.urls import path
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from flagadmin import permissions as perms
 from flagadmin.api.views import AdminApiMixin
+from flagadmin.core import permissions as perms
 from tests.conftest import assert_error
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from flagadmin.schema import drop_request_suffix
+from flagadmin.api.schema import drop_request_suffix
 
 HTTP_METHODS = {"get", "post", "put", "patch", "delete"}
 

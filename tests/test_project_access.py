@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from flagadmin.models import AuditEvent, Role, RoleType
+from flagadmin.core.models import AuditEvent, Role, RoleType
 from projects.models import ProjectRoleAssignment
 from tests.conftest import assert_error
 from tests.factories import (

@@ -10,7 +10,7 @@ import json
 import pytest
 from rest_framework.test import APIClient
 
-from flagadmin.models import AuditEvent, Role, TokenType
+from flagadmin.core.models import AuditEvent, Role, TokenType
 from projects.models import ProjectRoleAssignment
 from tests.concurrency import concurrent_db, run_together
 from tests.factories import GroupFactory, ProjectFactory, UserFactory, make_token

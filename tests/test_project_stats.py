@@ -28,7 +28,7 @@ from features.models import (
 )
 from features.services import archive_feature, create_feature, update_feature_metadata
 from flagadmin.api.principals import TokenPrincipal
-from flagadmin.models import AuditEvent, Role, TokenType, User
+from flagadmin.core.models import AuditEvent, Role, TokenType, User
 from groups.models import Group, GroupMembership
 from overview import project_figures
 from projects import member_stats

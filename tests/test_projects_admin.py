@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from rest_framework.renderers import JSONRenderer
 
-from flagadmin.models import Role
+from flagadmin.core.models import Role
 from projects.models import ProjectRoleAssignment
 from tests.factories import (
     FeatureFactory,

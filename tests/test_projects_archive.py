@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from flagadmin.models import AuditEvent, Role
+from flagadmin.core.models import AuditEvent, Role
 from projects.models import Project
 from tests.admin_forms import change_form_data
 from tests.conftest import assert_error

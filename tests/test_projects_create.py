@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from flagadmin.models import AuditEvent, Role
+from flagadmin.core.models import AuditEvent, Role
 from projects.models import Environment, Project, ProjectEnvironment, ProjectRoleAssignment
 from tests.conftest import assert_error
 from tests.factories import ProjectFactory, ProjectRoleAssignmentFactory

@@ -9,7 +9,7 @@ import pytest
 from django.utils import timezone
 
 from features.models import FeatureType
-from flagadmin.models import Role
+from flagadmin.core.models import Role
 from overview.project_figures import health
 from projects.models import Project
 from projects.serializers import ProjectSchemaSerializer

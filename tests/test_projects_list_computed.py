@@ -14,7 +14,7 @@ import pytest
 from django.utils import timezone
 
 from flagadmin.api.renderers import encode_json
-from flagadmin.models import Role
+from flagadmin.core.models import Role
 from overview import project_figures
 from tests.concurrency import concurrent_db
 from tests.factories import GroupFactory, ProjectFactory, ProjectRoleAssignmentFactory, UserFactory

@@ -25,7 +25,7 @@ from django.test import override_settings
 from django.utils import timezone
 
 from features.models import Feature, FeatureType
-from flagadmin.models import Role, User
+from flagadmin.core.models import Role, User
 from groups.models import Group
 from overview import project_figures
 from projects.models import (

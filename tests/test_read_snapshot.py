@@ -1,4 +1,4 @@
-"""`flagadmin.db.read_snapshot`: the reads of one response (the project's flags list, the
+"""`flagadmin.core.db.read_snapshot`: the reads of one response (the project's flags list, the
 projects list, the client payload) see one state of the database (PostgreSQL and SQLite), and
 cannot write (PostgreSQL)."""
 
@@ -8,7 +8,7 @@ import pytest
 from django.db import DatabaseError, connection, transaction
 
 from features.models import Feature, FeatureEnvironment
-from flagadmin.db import read_snapshot
+from flagadmin.core.db import read_snapshot
 from tests.concurrency import concurrent_db, run_together
 from tests.factories import FeatureFactory
 

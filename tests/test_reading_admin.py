@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from flagadmin.models import AuditEvent
+from flagadmin.core.models import AuditEvent
 from tests.conftest import assert_error
 from tests.factories import AuditEventFactory
 

@@ -9,7 +9,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from django.test import Client
 
 from auth_saml.models import SamlSettings
-from flagadmin.models import Role
+from flagadmin.core.models import Role
 from tests.factories import SamlSettingsFactory, UserFactory
 
 CERT = "MIIC8DCCAdigAwIBAgIQ" + "A" * 900 + "XYZWw=="

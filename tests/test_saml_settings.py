@@ -10,7 +10,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from auth_saml.crypto import decrypt_secret, encrypt_secret
 from auth_saml.models import SamlSettings
-from flagadmin.models import AuditEvent
+from flagadmin.core.models import AuditEvent
 from tests.conftest import assert_error
 
 URL = "/api/admin/auth/saml/settings"

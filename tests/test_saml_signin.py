@@ -16,7 +16,7 @@ from django.test import Client
 from auth_saml.config import build_sp_config
 from auth_saml.models import ConsumedAssertion, SamlSettings
 from auth_saml.services import read_idp_groups
-from flagadmin.models import AuditEvent, Role, User
+from flagadmin.core.models import AuditEvent, Role, User
 from groups.models import GroupMembership
 from tests.conftest import assert_error
 from tests.factories import GroupFactory, GroupMembershipFactory, SamlSettingsFactory, UserFactory

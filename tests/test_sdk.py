@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from rest_framework.test import APIClient
 
-from flagadmin.models import TokenType
+from flagadmin.core.models import TokenType
 from tests.factories import make_token
 
 # The served app sees the test's commits; each test starts with the seeded rows (the default

@@ -12,7 +12,7 @@ from django.test import Client, override_settings
 from rest_framework.test import APIClient
 
 from features.models import FeatureStrategySegment, Segment
-from flagadmin.models import AuditEvent, Role, TokenType
+from flagadmin.core.models import AuditEvent, Role, TokenType
 from tests.conftest import assert_error
 from tests.factories import ProjectFactory, UserFactory, make_token
 

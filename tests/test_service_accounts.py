@@ -8,7 +8,7 @@ import pytest
 from django.contrib.auth import authenticate
 from django.utils import timezone
 
-from flagadmin.models import AccountType, ApiToken, AuditEvent, Role, TokenType, User
+from flagadmin.core.models import AccountType, ApiToken, AuditEvent, Role, TokenType, User
 from tests.conftest import assert_error
 from tests.factories import UserFactory
 

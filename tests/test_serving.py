@@ -24,8 +24,8 @@ from django.http import HttpResponse
 from django.test import RequestFactory
 from gunicorn.config import Config
 
-from flagadmin.client_address import ClientAddressFromLocalProxyMiddleware
-from flagadmin.serving import MAX_BODY_BYTES, PROXY_ERRORS, gunicorn_command, nginx_config
+from flagadmin.serving.client_address import ClientAddressFromLocalProxyMiddleware
+from flagadmin.serving.stack import MAX_BODY_BYTES, PROXY_ERRORS, gunicorn_command, nginx_config
 
 
 def _config(run_dir: Path) -> str:

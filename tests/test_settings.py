@@ -44,7 +44,7 @@ def test_database_url__postgres_every_part():
     )
 
     assert database == {
-        "ENGINE": "flagadmin.postgresql",
+        "ENGINE": "flagadmin.serving.postgresql",
         "NAME": "flags",
         "USER": "flag@admin",
         "PASSWORD": "p:ss/w",
@@ -65,7 +65,7 @@ def test_database_url__postgres_every_part():
 def test_database_url__postgres_schemes_and_defaults(scheme):
     database = database_from_url(f"{scheme}://postgres@127.0.0.1/flagadmin")
 
-    assert database["ENGINE"] == "flagadmin.postgresql"
+    assert database["ENGINE"] == "flagadmin.serving.postgresql"
     assert (database["USER"], database["PASSWORD"], database["HOST"], database["PORT"]) == (
         "postgres",
         "",
@@ -223,7 +223,9 @@ def test_settings__from_environment():
     )
 
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == ("False ['flags.example.com'] flagadmin.postgresql abcdefgh")
+    assert result.stdout.strip() == (
+        "False ['flags.example.com'] flagadmin.serving.postgresql abcdefgh"
+    )
 
 
 @pytest.mark.parametrize("database_url", ["", "  "], ids=["empty", "blank"])

@@ -14,9 +14,9 @@ from django.contrib.auth.hashers import MD5PasswordHasher
 from django.core.management import call_command
 from django.test import Client, RequestFactory
 
-from flagadmin.client_address import signin_client_address
-from flagadmin.models import Role
-from flagadmin.signin import lockout_response
+from flagadmin.core.models import Role
+from flagadmin.core.signin import lockout_response
+from flagadmin.serving.client_address import signin_client_address
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db

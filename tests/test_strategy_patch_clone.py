@@ -8,7 +8,7 @@ import json
 import pytest
 
 from features.models import FeatureEnvironment
-from flagadmin.models import AuditEvent
+from flagadmin.core.models import AuditEvent
 from tests.conftest import assert_error
 
 FEATURES = "/api/admin/projects/default/features"

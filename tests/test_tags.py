@@ -10,7 +10,7 @@ import json
 import pytest
 
 from features.models import FeatureTag, Tag, TagType
-from flagadmin.models import AuditEvent
+from flagadmin.core.models import AuditEvent
 from tests.conftest import assert_error
 
 FEATURES = "/api/admin/projects/default/features"

@@ -1,5 +1,5 @@
-"""`flagadmin.db.unique_or_conflict`: the race a pre-check cannot see (a concurrent request took
-the value in between) becomes the pre-check's own error; any other IntegrityError stays one."""
+"""`flagadmin.core.db.unique_or_conflict`: the race a pre-check cannot see (a concurrent request
+took the value in between) becomes the pre-check's own error; any other IntegrityError stays one."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from django.db import IntegrityError, transaction
 
 from flagadmin.api.errors import NameExistsError
-from flagadmin.db import unique_or_conflict
+from flagadmin.core.db import unique_or_conflict
 from groups.models import Group
 from tests.factories import GroupFactory
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from flagadmin.models import AccountType, AuditEvent, Role, RoleType, User
+from flagadmin.core.models import AccountType, AuditEvent, Role, RoleType, User
 from tests.conftest import assert_error
 from tests.factories import UserFactory
 

@@ -27,7 +27,7 @@ from features.models import Feature
 from features.services import delete_archived_feature, update_feature_metadata
 from flagadmin.api.errors import InvalidOperationError, NotFoundError
 from flagadmin.api.principals import TokenPrincipal
-from flagadmin.models import Role, TokenType
+from flagadmin.core.models import Role, TokenType
 from tests.concurrency import concurrent_db, run_together
 from tests.factories import ProjectFactory, UserFactory, make_token
 

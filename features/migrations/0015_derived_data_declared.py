@@ -1,4 +1,4 @@
-"""The features app's triggers as `flagadmin.derived` declares them (flag counts, day counts,
+"""The features app's triggers as `flagadmin.core.derived` declares them (flag counts, day counts,
 activity, the flag side of the list versions), applied again idempotently: functions by CREATE
 OR REPLACE, triggers dropped if they exist and created again. On a database migrated through
 0007-0013 it changes nothing; from here on the declaration, not the replay of migrations, says
@@ -10,7 +10,7 @@ reapplies the newest text on a new database.
 
 from django.db import migrations
 
-from flagadmin.derived import applier
+from flagadmin.core.derived import applier
 
 
 class Migration(migrations.Migration):

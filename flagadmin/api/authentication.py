@@ -1,6 +1,6 @@
 """API-token authentication, first in the chain so that a call without credentials is a 401.
 
-Both APIs find tokens through `flagadmin.tokens.find_token`; `TokenAuthentication` reads the
+Both APIs find tokens through `flagadmin.core.tokens.find_token`; `TokenAuthentication` reads the
 header, and each API's class decides which tokens it accepts and how it refuses the others."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from rest_framework.request import Request
 
 from flagadmin.api.errors import AuthenticationRequired
 from flagadmin.api.principals import TokenPrincipal
-from flagadmin.models import TokenType
-from flagadmin.tokens import find_token, record_use, token_from_header
+from flagadmin.core.models import TokenType
+from flagadmin.core.tokens import find_token, record_use, token_from_header
 
 
 class TokenAuthentication(BaseAuthentication):

@@ -20,7 +20,7 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
-from flagadmin.db import is_database_unavailable, outage_summary
+from flagadmin.core.db import is_database_unavailable, outage_summary
 
 logger = logging.getLogger("flagadmin.errors")
 

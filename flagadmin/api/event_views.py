@@ -15,10 +15,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from flagadmin import permissions as perms
+from flagadmin.api.schema import error_responses
 from flagadmin.api.views import AdminApiMixin
-from flagadmin.models import AuditEvent
-from flagadmin.schema import error_responses
+from flagadmin.core import permissions as perms
+from flagadmin.core.models import AuditEvent
 
 # Unleash's pages: its `getEvents` reads the newest 100; its `searchEvents`, used for a
 # project's or a flag's events, is called with `limit: 50`. Neither takes an offset here.

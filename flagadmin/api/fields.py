@@ -14,7 +14,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from rest_framework import serializers
 
-from flagadmin.names import is_url_friendly
+from flagadmin.core.names import is_url_friendly
 
 
 class StrictCharField(serializers.CharField):
@@ -79,7 +79,7 @@ class NonBlankCharField(StrictCharField):
 
 
 class UrlFriendlyNameField(StrictCharField):
-    """A name used in URLs (flag names, project ids): see `flagadmin.names`."""
+    """A name used in URLs (flag names, project ids): see `flagadmin.core.names`."""
 
     default_error_messages = {
         "dot_segment": 'must not be "." or ".."',

@@ -5,8 +5,8 @@ from __future__ import annotations
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
-from flagadmin import permissions as perms
 from flagadmin.api.errors import AuthenticationRequired, NoAccessError
+from flagadmin.core import permissions as perms
 
 
 def _principal(request: Request):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from flagadmin.models import ApiToken, User
+from flagadmin.core.models import ApiToken, User
 
 
 @dataclass(eq=False)

@@ -14,8 +14,8 @@ from flagadmin.api.fields import (
     StrictListField,
     StrictSerializer,
 )
-from flagadmin.models import AccountType, ApiToken, Role, TokenType, User
-from flagadmin.services import environment_exists, unknown_projects
+from flagadmin.core.models import AccountType, ApiToken, Role, TokenType, User
+from flagadmin.core.services import environment_exists, unknown_projects
 
 
 @extend_schema_serializer(component_name="userSchema")

@@ -8,8 +8,8 @@ from rest_framework import serializers
 
 from flagadmin.api.fields import StrictCharField, StrictDateTimeField, StrictSerializer
 from flagadmin.api.serializers import ApiTokenTypeField
-from flagadmin.models import TokenType
-from flagadmin.services import environment_exists
+from flagadmin.core.models import TokenType
+from flagadmin.core.services import environment_exists
 
 
 @extend_schema_serializer(component_name="updateApiTokenSchema")

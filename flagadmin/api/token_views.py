@@ -13,9 +13,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from flagadmin import permissions as perms
-from flagadmin import services
 from flagadmin.api.errors import NotFoundError, ValidationError
+from flagadmin.api.schema import error_responses
 from flagadmin.api.serializers import (
     ApiTokenSchemaSerializer,
     ApiTokensSchemaSerializer,
@@ -26,8 +25,9 @@ from flagadmin.api.token_serializers import (
     UpdateApiTokenSchemaSerializer,
 )
 from flagadmin.api.views import AdminApiMixin
-from flagadmin.models import ApiToken, TokenType
-from flagadmin.schema import error_responses
+from flagadmin.core import permissions as perms
+from flagadmin.core import services
+from flagadmin.core.models import ApiToken, TokenType
 
 NO_BODY = OpenApiResponse(description="This response has no body.")
 TOKEN_PARAMETER = OpenApiParameter(

@@ -13,8 +13,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from flagadmin import permissions as perms
-from flagadmin import services
 from flagadmin.api.errors import (
     ContentTooLargeError,
     ContentTypeError,
@@ -27,6 +25,7 @@ from flagadmin.api.errors import (
 )
 from flagadmin.api.lookups import get_or_404, id_from_path
 from flagadmin.api.permissions import HasRequiredPermission
+from flagadmin.api.schema import error_responses
 from flagadmin.api.serializers import (
     ApiTokenSchemaSerializer,
     ApiTokensSchemaSerializer,
@@ -37,9 +36,10 @@ from flagadmin.api.serializers import (
     PatSchemaSerializer,
     ServiceAccountSchemaSerializer,
 )
-from flagadmin.db import is_database_unavailable
-from flagadmin.models import AccountType, ApiToken, TokenType, User
-from flagadmin.schema import error_responses
+from flagadmin.core import permissions as perms
+from flagadmin.core import services
+from flagadmin.core.db import is_database_unavailable
+from flagadmin.core.models import AccountType, ApiToken, TokenType, User
 
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 

@@ -1,4 +1,4 @@
-"""The projects app's triggers as `flagadmin.derived` declares them (members, member counts,
+"""The projects app's triggers as `flagadmin.core.derived` declares them (members, member counts,
 list versions), applied again idempotently: functions by CREATE OR REPLACE, triggers dropped if
 they exist and created again. On a database migrated through 0003 and 0004 it changes nothing;
 from here on the declaration, not the replay of migrations, says which triggers are in force.
@@ -9,7 +9,7 @@ reapplies the newest text on a new database.
 
 from django.db import migrations
 
-from flagadmin.derived import applier
+from flagadmin.core.derived import applier
 
 
 class Migration(migrations.Migration):

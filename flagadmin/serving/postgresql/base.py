@@ -7,7 +7,7 @@ for both sides, on every request. A connection that sits idle between two reques
 to read; when the server closes it (a restart, a crash, an administrator ending the session),
 it sends its last words and the end of the stream, and the socket becomes readable. So this
 check asks the socket instead, without waiting. A frozen server, which neither answers nor
-closes, is caught as before by the bound on every wait (flagadmin/db.py), not by either check.
+closes, is caught as before by the bound on every wait (flagadmin/core/db.py), not by either check.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from psycopg import pq
 class DatabaseOperations(operations.DatabaseOperations):
     def last_executed_query(self, cursor, sql, params):
         # Django's own cursors bind on the client and keep the query they sent. The app's
-        # server-side binding cursors (flagadmin.db.PreparedBinaryCursor) sent `$1`
+        # server-side binding cursors (flagadmin.core.db.PreparedBinaryCursor) sent `$1`
         # placeholders, or only a prepared statement's name: the log gets the SQL with its
         # values, composed as Django composes it for server-side binding.
         if isinstance(cursor, psycopg.ClientCursor):

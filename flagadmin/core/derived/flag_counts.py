@@ -8,7 +8,7 @@ each service: the counts must follow every write of a flag, including those no s
 the Django admin, a queryset `update()`, a data migration.)
 """
 
-from flagadmin.derived.schema import Derived, Function, Trigger
+from flagadmin.core.derived.schema import Derived, Function, Trigger
 
 POSTGRESQL_FUNCTIONS = (
     Function("""CREATE OR REPLACE FUNCTION features_flag_count_change()

@@ -15,7 +15,7 @@ in a write, after every row the write itself locks, and always in the same order
 never wait for each other on them.
 """
 
-from flagadmin.derived.schema import Derived, Function, Trigger
+from flagadmin.core.derived.schema import Derived, Function, Trigger
 
 OWNER = 4  # Role.OWNER: the owners the list shows
 OWNER_NAMES = ""  # the version of every user's and group's name (no project has this id)

@@ -9,7 +9,7 @@ from django.db import models
 from django.db.models.functions import Lower
 from django.utils import timezone
 
-from flagadmin import permissions as perms
+from flagadmin.core import permissions as perms
 
 
 class RoleType(models.TextChoices):

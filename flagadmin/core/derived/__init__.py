@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from flagadmin.derived.flag_activity import FLAG_ACTIVITY
-from flagadmin.derived.flag_counts import FLAG_COUNTS
-from flagadmin.derived.flag_days import FLAG_DAYS
-from flagadmin.derived.list_versions import FLAG_LIST_VERSIONS, PROJECT_LIST_VERSIONS
-from flagadmin.derived.members import MEMBERS
-from flagadmin.derived.schema import Derived, Function, Trigger
+from flagadmin.core.derived.flag_activity import FLAG_ACTIVITY
+from flagadmin.core.derived.flag_counts import FLAG_COUNTS
+from flagadmin.core.derived.flag_days import FLAG_DAYS
+from flagadmin.core.derived.list_versions import FLAG_LIST_VERSIONS, PROJECT_LIST_VERSIONS
+from flagadmin.core.derived.members import MEMBERS
+from flagadmin.core.derived.schema import Derived, Function, Trigger
 
 __all__ = ["DERIVED", "Derived", "Function", "Trigger", "applier", "apply", "normalised"]
 

@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 # Unleash's body limit, as settings.MAX_REQUEST_BODY_BYTES (not imported: the launcher does not
 # load the Django settings); tests/test_serving.py holds the two equal.
@@ -135,7 +135,7 @@ http {{
         proxy_http_version 1.1;
         proxy_set_header Connection "";
         proxy_set_header Host $http_host;
-        # The client's address (flagadmin/client_address.py), never one a client sent.
+        # The client's address (flagadmin/serving/client_address.py), never one a client sent.
         proxy_set_header X-Real-IP $remote_addr;
         proxy_set_header X-Forwarded-For $remote_addr;
         proxy_set_header X-Forwarded-Proto $scheme;
@@ -267,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
         gunicorn = subprocess.Popen(
             gunicorn_command(socket, args.workers, args.threads),
             cwd=REPO_ROOT if (REPO_ROOT / "manage.py").exists() else None,
-            # Trust nginx's X-Real-IP (flagadmin/client_address.py): only this nginx reaches
+            # Trust nginx's X-Real-IP (flagadmin/serving/client_address.py): only this nginx reaches
             # the socket, and it replaces whatever a client sent in that header.
             env={**os.environ, "FLAGADMIN_BEHIND_LOCAL_NGINX": "1"},
         )

@@ -18,13 +18,13 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
 
-from flagadmin import crypto
-from flagadmin.admin_audit import AuditedAdminMixin, AuditedModelAdmin, json_safe
-from flagadmin.admin_fields import LinesField
-from flagadmin.audit import event_time, record_event
-from flagadmin.models import AccountType, ApiToken, AuditEvent, Role, TokenType, User
-from flagadmin.services import environment_exists, token_event_data, unknown_projects
-from flagadmin.tokens import assign_secret
+from flagadmin.core import crypto
+from flagadmin.core.admin_audit import AuditedAdminMixin, AuditedModelAdmin, json_safe
+from flagadmin.core.admin_fields import LinesField
+from flagadmin.core.audit import event_time, record_event
+from flagadmin.core.models import AccountType, ApiToken, AuditEvent, Role, TokenType, User
+from flagadmin.core.services import environment_exists, token_event_data, unknown_projects
+from flagadmin.core.tokens import assign_secret
 
 admin.site.site_header = "flagadmin administration"
 admin.site.site_title = "flagadmin"
@@ -376,8 +376,8 @@ class ApiTokenAdmin(AuditedModelAdmin):
         self.message_user(request, f"Revoked {count} token(s).", messages.SUCCESS)
 
 
-# The key that seals a new token's secret on its way through the session (flagadmin.crypto).
-_ISSUED_TOKEN_PURPOSE = b"flagadmin.admin.issued-api-token.v1"
+# The key that seals a new token's secret on its way through the session (flagadmin.core.crypto).
+_ISSUED_TOKEN_PURPOSE = b"flagadmin.core.admin.issued-api-token.v1"
 
 
 def _issued_session_key(token_id: int) -> str:

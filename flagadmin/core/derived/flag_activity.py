@@ -13,7 +13,7 @@ counts, and every writer of a flag locks its count, its day count, then the acti
 docs/lock-order.md).
 """
 
-from flagadmin.derived.schema import Derived, Function, Trigger
+from flagadmin.core.derived.schema import Derived, Function, Trigger
 
 
 def newest_flag_event(project: str) -> str:

@@ -3,7 +3,7 @@ system users that tokens act as (-42 admin token user, -1337 system)."""
 
 from django.db import migrations
 
-from flagadmin.permissions import SEEDED_ROLES
+from flagadmin.core.permissions import SEEDED_ROLES
 
 
 def seed(apps, schema_editor):

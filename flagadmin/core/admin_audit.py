@@ -21,8 +21,8 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models, router, transaction
 from django.http import HttpRequest, HttpResponse
 
-from flagadmin.audit import event_time, record_event
-from flagadmin.db import members_lock
+from flagadmin.core.audit import event_time, record_event
+from flagadmin.core.db import members_lock
 
 _BEFORE = "_audit_snapshots_before"
 
@@ -135,7 +135,7 @@ class AuditedAdminMixin:
 
     # Admins whose writes change members (group memberships, project roles, role types) or
     # delete what members refer to (groups, people, projects, roles): every write of theirs
-    # takes the members' lock first (`flagadmin.db.members_lock`), before any row lock. A
+    # takes the members' lock first (`flagadmin.core.db.members_lock`), before any row lock. A
     # delete then locks its rows FOR UPDATE and snapshots them for the audit event, so the
     # event holds what a writer it waited for added.
     changes_members = False

@@ -6,8 +6,8 @@ from django.core.management.base import BaseCommand, CommandParser
 from django.db.models import Q
 from django.utils import timezone
 
-from flagadmin.models import ApiToken, TokenType
-from flagadmin.tokens import issue_token
+from flagadmin.core.models import ApiToken, TokenType
+from flagadmin.core.tokens import issue_token
 
 
 class Command(BaseCommand):

@@ -9,9 +9,9 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from flagadmin.models import AccountType, User
-from flagadmin.services import environment_exists, unknown_projects
-from flagadmin.tokens import issue_token
+from flagadmin.core.models import AccountType, User
+from flagadmin.core.services import environment_exists, unknown_projects
+from flagadmin.core.tokens import issue_token
 
 TYPES = ("admin", "client", "personal")
 

@@ -13,7 +13,7 @@ def bootstrap_api_tokens() -> None:
     A database that is not migrated yet is not an error here: `migrate` runs this again."""
     if not (settings.INIT_ADMIN_API_TOKENS or settings.INIT_CLIENT_API_TOKENS):
         return
-    from flagadmin.tokens import ensure_bootstrap_tokens
+    from flagadmin.core.tokens import ensure_bootstrap_tokens
 
     try:
         created = ensure_bootstrap_tokens(

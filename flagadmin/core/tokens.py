@@ -20,9 +20,9 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import DateTimeField
 from django.utils import timezone
 
-from flagadmin.db import prepared_cursor
-from flagadmin.models import ApiToken, AuditEvent, TokenType, User
-from flagadmin.sql import column, table
+from flagadmin.core.db import prepared_cursor
+from flagadmin.core.models import ApiToken, AuditEvent, TokenType, User
+from flagadmin.core.sql import column, table
 
 logger = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from flagadmin.api.errors import TooManyRequestsError, json_error_response
-from flagadmin.models import User
+from flagadmin.core.models import User
 
 LOCKED_OUT_TEMPLATE = "flagadmin/signin_locked_out.html"
 

@@ -8,7 +8,7 @@ is a sum of at most 40 rows per lifetime, plus the flags of the cutoff's own day
 its table: one upsert per row moved, under that row's lock.
 """
 
-from flagadmin.derived.schema import Derived, Function, Trigger
+from flagadmin.core.derived.schema import Derived, Function, Trigger
 
 POSTGRESQL_FUNCTIONS = (
     Function("""CREATE OR REPLACE FUNCTION features_flag_day_change()

@@ -8,7 +8,7 @@ from typing import Any
 from rest_framework.fields import DateTimeField
 
 from flagadmin.api.principals import audit_actor
-from flagadmin.models import AuditEvent
+from flagadmin.core.models import AuditEvent
 
 _DATETIME = DateTimeField()
 

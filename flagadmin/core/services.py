@@ -14,10 +14,10 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 
 from flagadmin.api.errors import NameExistsError
-from flagadmin.audit import event_time, record_event
-from flagadmin.db import unique_or_conflict
-from flagadmin.models import AccountType, ApiToken, Role, TokenType, User
-from flagadmin.tokens import issue_token
+from flagadmin.core.audit import event_time, record_event
+from flagadmin.core.db import unique_or_conflict
+from flagadmin.core.models import AccountType, ApiToken, Role, TokenType, User
+from flagadmin.core.tokens import issue_token
 
 ALL = "*"
 
