@@ -22,6 +22,7 @@ from flagadmin.core.audit import record_event
 from flagadmin.core.db import held_ids, members_lock
 from flagadmin.core.models import AccountType, User
 from groups.models import Group, GroupMembership
+from users.services import create_user
 
 logger = logging.getLogger(__name__)
 
@@ -435,24 +436,11 @@ def _sync_groups_of_assertion(
 def _create_user(
     *, email: str, attributes: Mapping[str, Sequence[Any]], saml: SamlSettings
 ) -> User:
-    role = saml.root_role_for_new_users()
-    user = User(
-        email=email,
-        name=display_name_from(attributes) or None,
-        root_role=role,
-        account_type=AccountType.USER,
-    )
-    user.set_unusable_password()
-    user.save()
-    record_event(
-        "user-created",
+    return create_user(
         actor=None,
-        data={
-            "id": user.pk,
-            "email": user.email,
-            "name": user.name,
-            "rootRole": role.pk,
-            "source": "saml",
-        },
+        email=email,
+        username=None,
+        name=display_name_from(attributes) or None,
+        root_role=saml.root_role_for_new_users(),
+        event_extra={"source": "saml"},
     )
-    return user

@@ -163,6 +163,7 @@ INSTALLED_APPS = [
     "axes",  # sign-in throttling (flagadmin/core/signin.py)
     "flagadmin.core",  # label "flagadmin"
     "groups",
+    "users",
     "projects",
     "features",
     "overview",  # above features and projects: their read side (docs/architecture.md)

@@ -15,6 +15,7 @@ api_admin = [
     path("", include("overview.urls")),
     path("", include("features.urls")),
     path("", include("groups.urls")),
+    path("", include("users.urls")),
     path("", include("auth_saml.urls")),
     path("", include("evaluation.urls")),
 ]

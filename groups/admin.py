@@ -7,10 +7,9 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
-from django.db.models import Count, Prefetch, QuerySet
+from django.db.models import Count, QuerySet
 from django.http import HttpRequest
 
-from flagadmin.core.admin import UserAdmin as CoreUserAdmin
 from flagadmin.core.admin_audit import AuditedModelAdmin
 from flagadmin.core.admin_fields import LinesField
 from flagadmin.core.audit import record_event
@@ -20,7 +19,7 @@ from groups.models import Group, GroupMembership
 from groups.services import group_snapshot
 
 
-def _save_memberships(request: HttpRequest, formset, *, record_each: bool) -> None:
+def save_memberships(request: HttpRequest, formset, *, record_each: bool) -> None:
     """Memberships added in the admin were added by hand, by the signed-in admin. From a
     user's page each one records `group-user-added` / `group-user-removed` (as SAML syncing
     does); from a group's page the group's own `group-updated` lists its members."""
@@ -137,7 +136,7 @@ class GroupAdmin(AuditedModelAdmin):
         super().save_model(request, obj, form, change)
 
     def save_formset(self, request: HttpRequest, form, formset, change: bool) -> None:
-        _save_memberships(request, formset, record_each=False)
+        save_memberships(request, formset, record_each=False)
 
 
 # --- the groups of a user ------------------------------------------------------------------
@@ -154,40 +153,3 @@ class UserGroupMembershipInline(admin.TabularInline):
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[GroupMembership]:
         return super().get_queryset(request).select_related("group")
-
-
-# The core registers the user admin and must not import this app (groups imports the core), so
-# this app extends it: the same admin, plus the user's groups.
-admin.site.unregister(User)
-
-
-@admin.register(User)
-class UserAdmin(CoreUserAdmin):
-    inlines = [*CoreUserAdmin.inlines, UserGroupMembershipInline]
-    changes_members = True
-    list_display = (*CoreUserAdmin.list_display, "group_names")
-
-    def get_queryset(self, request: HttpRequest) -> QuerySet[User]:
-        # The groups column reads prefetched memberships: two queries per page, not one per row.
-        return (
-            super()
-            .get_queryset(request)
-            .prefetch_related(
-                Prefetch(
-                    "group_memberships",
-                    queryset=GroupMembership.objects.select_related("group").order_by(
-                        "group__name"
-                    ),
-                )
-            )
-        )
-
-    @admin.display(description="groups")
-    def group_names(self, user: User) -> str:
-        return ", ".join(m.group.name for m in user.group_memberships.all()) or "-"
-
-    def save_formset(self, request: HttpRequest, form, formset, change: bool) -> None:
-        if formset.model is GroupMembership:
-            _save_memberships(request, formset, record_each=True)
-        else:
-            super().save_formset(request, form, formset, change)

@@ -1,4 +1,4 @@
-"""Business rules of groups and users: each write is one transaction with its audit event."""
+"""Business rules of groups: each write is one transaction with its audit event."""
 
 from __future__ import annotations
 
@@ -6,15 +6,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Prefetch, Q, QuerySet
-from django.db.models.functions import Lower
+from django.db.models import Prefetch, QuerySet
 from django.utils import timezone
 
 from flagadmin.api.errors import NameExistsError, NotFoundError, ValidationError
 from flagadmin.api.principals import audit_actor
 from flagadmin.core.audit import event_time, record_event
 from flagadmin.core.db import held_ids, members_lock, unique_or_conflict
-from flagadmin.core.models import AccountType, Role, User
+from flagadmin.core.models import Role, User
 from groups.models import Group, GroupMembership
 
 GROUP_NOT_FOUND = "No group found"
@@ -258,76 +257,3 @@ def delete_group(*, actor: object, group_id: int | None) -> None:
         pre_data = group_snapshot(group, list(group.memberships.values_list("user_id", flat=True)))
         group.delete()
         record_event("group-deleted", actor=actor, pre_data=pre_data)
-
-
-# --- users ---------------------------------------------------------------------------------
-
-
-def listed_users() -> QuerySet[User]:
-    """People listed by user-admin: not the system users that tokens act as, and not service
-    accounts (which have their own endpoint in Unleash)."""
-    return User.objects.exclude(
-        account_type__in=[AccountType.SYSTEM, AccountType.SERVICE]
-    ).order_by("id")
-
-
-def _taken_by(*, email: str | None, username: str | None) -> str | None:
-    """Which of the two is already used (case-insensitively, also across the two columns,
-    because sign-in looks a person up by either), in one query."""
-    lowered = [value.lower() for value in (email, username) if value]
-    clash = (
-        User.objects.annotate(lower_email=Lower("email"), lower_username=Lower("username"))
-        .filter(Q(lower_email__in=lowered) | Q(lower_username__in=lowered))
-        .values_list("lower_email", "lower_username")
-        .first()
-    )
-    if clash is None:
-        return None
-    if email and email.lower() in clash:
-        return "email"
-    return "username"
-
-
-def _user_taken_error(*, email: str | None, username: str | None) -> NameExistsError | None:
-    taken = _taken_by(email=email, username=username)
-    return NameExistsError(f"A user with that {taken} already exists") if taken else None
-
-
-def create_user(
-    *,
-    actor: object,
-    email: str | None,
-    username: str | None,
-    name: str | None,
-    root_role: Role,
-    password: str | None = None,
-) -> User:
-    """Creates a person who can be given roles and groups; audit event `user-created`."""
-    with transaction.atomic():
-        if error := _user_taken_error(email=email, username=username):
-            raise error
-        user = User(
-            email=email,
-            username=username,
-            name=name,
-            root_role=root_role,
-            account_type=AccountType.USER,
-        )
-        if password:
-            user.set_password(password)
-        else:
-            user.set_unusable_password()
-        with unique_or_conflict(lambda: _user_taken_error(email=email, username=username)):
-            user.save()
-        record_event(
-            "user-created",
-            actor=actor,
-            data={
-                "id": user.pk,
-                "name": user.name,
-                "email": user.email,
-                "username": user.username,
-                "rootRole": user.root_role_id,
-            },
-        )
-    return user

@@ -3,7 +3,7 @@ reaches the view, which answers 404 `No group found` after the checks that come 
 
 from django.urls import path
 
-from groups.views import GroupViewSet, UserAdminViewSet
+from groups.views import GroupViewSet
 
 urlpatterns: list = [
     path("groups", GroupViewSet.as_view({"get": "list", "post": "create"}), name="groups"),
@@ -11,10 +11,5 @@ urlpatterns: list = [
         "groups/<str:groupId>",
         GroupViewSet.as_view({"get": "retrieve", "put": "update", "delete": "destroy"}),
         name="group",
-    ),
-    path(
-        "user-admin",
-        UserAdminViewSet.as_view({"get": "list", "post": "create"}),
-        name="user-admin",
     ),
 ]

@@ -14,13 +14,14 @@ ROOT = Path(__file__).resolve().parent.parent
 BELOW = {
     "flagadmin": set(),
     "groups": {"flagadmin"},
+    "users": {"groups", "flagadmin"},
     "projects": {"groups", "flagadmin"},
     "features": {"projects", "groups", "flagadmin"},
     "overview": {"features", "projects", "groups", "flagadmin"},
     "client_api": {"features", "projects", "groups", "flagadmin"},
     "evaluation": {"client_api", "features", "projects", "groups", "flagadmin"},
     "frontend_api": {"evaluation", "client_api", "features", "projects", "groups", "flagadmin"},
-    "auth_saml": {"groups", "flagadmin"},
+    "auth_saml": {"users", "groups", "flagadmin"},
 }
 ROOT_URLS = ROOT / "flagadmin" / "urls.py"
 

@@ -344,6 +344,7 @@ def test_sign_in__unknown_user_allowed__created_with_root_role(
     assert event.data == {
         "id": user.pk,
         "email": "new.person@example.com",
+        "username": None,  # the one shape of user-created, whoever creates the user
         "name": "New Person",
         "rootRole": expected_role,
         "source": "saml",

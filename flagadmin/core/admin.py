@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
-from django.contrib.auth import admin as auth_admin
-from django.contrib.auth import forms as auth_forms
 from django.contrib.auth.models import Group as DjangoGroup
 from django.db import models
 from django.db.models import QuerySet
@@ -19,7 +16,7 @@ from django.urls import path, reverse
 from django.utils import timezone
 
 from flagadmin.core import crypto
-from flagadmin.core.admin_audit import AuditedAdminMixin, AuditedModelAdmin, json_safe
+from flagadmin.core.admin_audit import AuditedModelAdmin
 from flagadmin.core.admin_fields import LinesField
 from flagadmin.core.audit import event_time, record_event
 from flagadmin.core.models import AccountType, ApiToken, AuditEvent, Role, TokenType, User
@@ -38,113 +35,6 @@ admin.site.enable_nav_sidebar = False
 # "Groups" entry on the index, the real one.
 if admin.site.is_registered(DjangoGroup):
     admin.site.unregister(DjangoGroup)
-
-# --- users ------------------------------------------------------------------------------
-
-
-class UserCreationForm(auth_admin.AdminUserCreationForm):
-    """Username, email and role; the password is optional ("Password-based authentication"
-    off), since people usually sign in through SAML."""
-
-    class Meta(auth_admin.AdminUserCreationForm.Meta):
-        model = User
-        fields = ("username", "email", "name", "root_role")
-
-
-class UserChangeForm(auth_forms.UserChangeForm):
-    class Meta(auth_forms.UserChangeForm.Meta):
-        model = User
-        fields = (
-            "username",
-            "password",
-            "email",
-            "name",
-            "image_url",
-            "root_role",
-            "account_type",
-            "is_active",
-            "scim_id",
-        )
-
-
-@admin.register(User)
-class UserAdmin(AuditedAdminMixin, auth_admin.UserAdmin):
-    """People, service accounts, and the two system users tokens act as (those are read-only)."""
-
-    audit_type = "user"
-
-    form = UserChangeForm
-    add_form = UserCreationForm
-    list_display = (
-        "id",
-        "username",
-        "email",
-        "name",
-        "root_role",
-        "account_type",
-        "is_active",
-        "seen_at",
-        "created_at",
-    )
-    list_display_links = ("id", "username")
-    list_filter = ("account_type", "root_role", "is_active")
-    list_select_related = ("root_role",)
-    search_fields = ("username", "email", "name")
-    ordering = ("id",)
-    filter_horizontal = ()
-    # The SCIM id is written by the identity provider's provisioning, not by hand.
-    readonly_fields = ("login_attempts", "seen_at", "last_login", "created_at", "scim_id")
-    fieldsets = (
-        (None, {"fields": ("username", "password")}),
-        ("Profile", {"fields": ("name", "email", "image_url")}),
-        ("Access", {"fields": ("root_role", "account_type", "is_active", "scim_id")}),
-        ("Activity", {"fields": ("login_attempts", "seen_at", "last_login", "created_at")}),
-    )
-    add_fieldsets = (
-        (
-            None,
-            {
-                "classes": ("wide",),
-                "fields": (
-                    "username",
-                    "email",
-                    "name",
-                    "root_role",
-                    "usable_password",
-                    "password1",
-                    "password2",
-                ),
-            },
-        ),
-    )
-
-    def audit_data(self, obj: User) -> dict[str, Any]:
-        # The API's user-created data, plus what the admin can change (never the password
-        # hash: a new password shows as a new passwordVersion).
-        return json_safe(
-            {
-                "id": obj.pk,
-                "name": obj.name,
-                "email": obj.email,
-                "username": obj.username,
-                "rootRole": obj.root_role_id,
-                "accountType": obj.account_type,
-                "isActive": obj.is_active,
-                "imageUrl": obj.image_url,
-                "passwordSet": obj.has_usable_password(),
-                "passwordVersion": _password_marker(obj),
-            }
-        )
-
-    def _is_system(self, obj: User | None) -> bool:
-        return obj is not None and obj.account_type == AccountType.SYSTEM
-
-    def has_change_permission(self, request: HttpRequest, obj: User | None = None) -> bool:
-        return not self._is_system(obj) and super().has_change_permission(request, obj)
-
-    def has_delete_permission(self, request: HttpRequest, obj: User | None = None) -> bool:
-        return not self._is_system(obj) and super().has_delete_permission(request, obj)
-
 
 # --- roles ------------------------------------------------------------------------------
 
@@ -377,17 +267,11 @@ class ApiTokenAdmin(AuditedModelAdmin):
 
 
 # The key that seals a new token's secret on its way through the session (flagadmin.core.crypto).
-_ISSUED_TOKEN_PURPOSE = b"flagadmin.core.admin.issued-api-token.v1"
+_ISSUED_TOKEN_PURPOSE = b"flagadmin.admin.issued-api-token.v1"
 
 
 def _issued_session_key(token_id: int) -> str:
     return f"flagadmin.issued_token.{token_id}"
-
-
-def _password_marker(user: User) -> str:
-    """Changes whenever the password does, without recording anything derived from it
-    beyond that fact (the event must not help anyone guess the password)."""
-    return hashlib.sha256(f"audit:{user.password}".encode()).hexdigest()[:12]
 
 
 # --- audit events -----------------------------------------------------------------------

@@ -18,7 +18,7 @@ class FlagadminConfig(AppConfig):
         from flagadmin.api import schema  # noqa: F401  (registers the OpenAPI auth extension)
 
         post_migrate.connect(_bootstrap_after_migrate, sender=self)
-        connection_created.connect(bound_waits, dispatch_uid="flagadmin.core.db.bound_waits")
+        connection_created.connect(bound_waits, dispatch_uid="flagadmin.db.bound_waits")
 
         from django.contrib.auth.signals import user_logged_in, user_login_failed
 
