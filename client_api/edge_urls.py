@@ -1,3 +1,9 @@
 """Unleash Edge's upstream endpoints outside /api/client/, mounted under /edge/."""
 
-urlpatterns: list = []
+from django.urls import path
+
+from client_api.edge_views import EdgeValidateView
+
+urlpatterns = [
+    path("validate", EdgeValidateView.as_view(), name="edge-validate"),
+]

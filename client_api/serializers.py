@@ -178,15 +178,34 @@ MAX_COUNT = 2**31 - 1
 
 class SdkIdentitySerializer(StrictSerializer):
     appName = StrictCharField(max_length=255)
-    instanceId = StrictCharField(max_length=255, required=False, default="default")
+    # The optional fields take `null` as Unleash does: Unleash Edge sends every field it has no
+    # value for as `null` (`platformName`, `platformVersion` in its own registration).
+    instanceId = StrictCharField(
+        max_length=255,
+        required=False,
+        allow_null=True,
+        default="default",
+        help_text="`default` when absent or `null`.",
+    )
     sdkVersion = StrictCharField(max_length=255, required=False, allow_blank=True, default="")
-    environment = StrictCharField(required=False, help_text="Ignored: the token's counts.")
-    platformName = StrictCharField(required=False, allow_blank=True, help_text=SDK_FIELDS_HELP)
-    platformVersion = StrictCharField(required=False, allow_blank=True, help_text=SDK_FIELDS_HELP)
+    environment = StrictCharField(
+        required=False, allow_null=True, help_text="Ignored: the token's counts."
+    )
+    platformName = StrictCharField(
+        required=False, allow_blank=True, allow_null=True, help_text=SDK_FIELDS_HELP
+    )
+    platformVersion = StrictCharField(
+        required=False, allow_blank=True, allow_null=True, help_text=SDK_FIELDS_HELP
+    )
     yggdrasilVersion = StrictCharField(
         required=False, allow_blank=True, allow_null=True, help_text=SDK_FIELDS_HELP
     )
-    specVersion = StrictCharField(required=False, allow_blank=True, help_text=SDK_FIELDS_HELP)
+    specVersion = StrictCharField(
+        required=False, allow_blank=True, allow_null=True, help_text=SDK_FIELDS_HELP
+    )
+
+    def validate_instanceId(self, value: str | None) -> str:
+        return "default" if value is None else value
 
 
 @extend_schema_serializer(component_name="clientApplicationSchema")
@@ -201,26 +220,30 @@ class ClientApplicationSchemaSerializer(SdkIdentitySerializer):
     strategies = StrictListField(child=StrictCharField(), help_text="Strategies it knows.")
 
     def validate_started(self, value: object) -> datetime | None:
-        """The start time, aware in UTC; None when the value says none."""
-        if isinstance(value, bool):
-            return None
-        if isinstance(value, int | float):
-            seconds = value / 1000 if abs(value) >= 10**11 else value
-            try:
-                return datetime.fromtimestamp(seconds, tz=UTC)
-            except (OverflowError, OSError, ValueError):
-                return None
-        if isinstance(value, str):
-            try:
-                parsed = parse_datetime(value)
-                if parsed is None:
-                    return None
-                # In UTC here: an offset can carry a time past year 9999 or before year 1,
-                # which no database column holds.
-                return parsed.replace(tzinfo=parsed.tzinfo or UTC).astimezone(UTC)
-            except (ValueError, OverflowError):
-                return None
+        return parse_started(value)
+
+
+def parse_started(value: object) -> datetime | None:
+    """An SDK's start time, aware in UTC; None when the value says none."""
+    if isinstance(value, bool):
         return None
+    if isinstance(value, int | float):
+        seconds = value / 1000 if abs(value) >= 10**11 else value
+        try:
+            return datetime.fromtimestamp(seconds, tz=UTC)
+        except (OverflowError, OSError, ValueError):
+            return None
+    if isinstance(value, str):
+        try:
+            parsed = parse_datetime(value)
+            if parsed is None:
+                return None
+            # In UTC here: an offset can carry a time past year 9999 or before year 1,
+            # which no database column holds.
+            return parsed.replace(tzinfo=parsed.tzinfo or UTC).astimezone(UTC)
+        except (ValueError, OverflowError):
+            return None
+    return None
 
 
 @extend_schema_serializer(component_name="clientMetricsToggleSchema")
@@ -252,7 +275,7 @@ def _required() -> list[serializers.ErrorDetail]:
     return [serializers.ErrorDetail("This field is required.", code="required")]
 
 
-def _as_count(value: object) -> object:
+def as_count(value: object) -> object:
     """A count sent as a string of digits is that number, as Unleash's validator coerces it
     (measured: `"yes": "5"` is 202 on Unleash 8.2); anything else as it is."""
     digits = value.strip() if isinstance(value, str) else ""
@@ -286,9 +309,10 @@ def parse_client_metrics(data: object) -> tuple[str, dict[str, tuple[int, int]]]
         errors["appName"] = ["must be a non-empty string"]
     elif len(app_name) > 255:
         errors["appName"] = ["must NOT have more than 255 characters"]
-    for name in ("instanceId", "sdkVersion"):
-        if name in data and not isinstance(data[name], str):
-            errors[name] = ["must be string"]
+    if data.get("instanceId") is not None and not isinstance(data["instanceId"], str):
+        errors["instanceId"] = ["must be string"]
+    if "sdkVersion" in data and not isinstance(data["sdkVersion"], str):
+        errors["sdkVersion"] = ["must be string"]
     counts: dict[str, tuple[int, int]] = {}
     bucket = data.get("bucket")
     if bucket is not None:
@@ -304,7 +328,7 @@ def parse_client_metrics(data: object) -> tuple[str, dict[str, tuple[int, int]]]
                 if not isinstance(toggle, dict):
                     toggle_errors[flag] = ["must be object"]
                     continue
-                given = {key: _as_count(toggle[key]) for key in ("yes", "no") if key in toggle}
+                given = {key: as_count(toggle[key]) for key in ("yes", "no") if key in toggle}
                 problems = {
                     key: [problem] for key, value in given.items() if (problem := _count(value))
                 }

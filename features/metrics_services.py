@@ -8,6 +8,7 @@ import logging
 import time
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
+from typing import Protocol
 
 from django.conf import settings
 from django.db import OperationalError, connection
@@ -23,9 +24,22 @@ from features.models import (
 )
 from flagadmin.api.fields import INT64_MAX
 from flagadmin.core.db import atomic_retrying_conflicts, outage_summary
+from flagadmin.core.models import ApiToken
 from flagadmin.core.sql import column, table
 
 logger = logging.getLogger(__name__)
+
+
+class ClientInstanceReport(Protocol):
+    """An SDK instance as a report names it (`register_client_instances`)."""
+
+    app_name: str
+    instance_id: str
+    environment: str
+    sdk_version: str
+    strategies: Sequence[str]
+    interval: int | None
+    started_at: datetime | None
 
 
 def _hour_of(moment: datetime) -> datetime:
@@ -193,3 +207,45 @@ def register_client_instance(
             "last_seen_at": timezone.now(),
         },
     )
+
+
+def register_client_instances(instances: Sequence[ClientInstanceReport]) -> None:
+    """Remember many SDK instances at once (what Edge forwards in a bulk report), as
+    `register_client_instance` remembers one: one upsert for the batch, the last report of an
+    instance winning. Rows go in key order, so concurrent batches lock them in one order."""
+    now = timezone.now()
+    latest = {(i.app_name, i.instance_id, i.environment): i for i in instances}
+    rows = [
+        ClientInstance(
+            app_name=app_name,
+            instance_id=instance_id,
+            environment=environment,
+            sdk_version=report.sdk_version,
+            strategies=list(report.strategies),
+            interval=report.interval,
+            started_at=report.started_at,
+            last_seen_at=now,
+        )
+        for (app_name, instance_id, environment), report in sorted(latest.items())
+    ]
+    if rows:
+        ClientInstance.objects.bulk_create(
+            rows,
+            update_conflicts=True,
+            unique_fields=["app_name", "instance_id", "environment"],
+            update_fields=["sdk_version", "strategies", "interval", "started_at", "last_seen_at"],
+        )
+
+
+def record_seen_tokens(secrets: Sequence[str]) -> None:
+    """Record that the API tokens `secrets` were used (Edge reports the tokens its SDKs sent),
+    at most every TOKEN_LAST_USED_RESOLUTION seconds, as a request's own token is recorded.
+    Unknown secrets change nothing."""
+    if not secrets:
+        return
+    now = timezone.now()
+    stale_before = now - timedelta(seconds=settings.TOKEN_LAST_USED_RESOLUTION)
+    digests = sorted({ApiToken.digest_of(secret) for secret in secrets})
+    ApiToken.objects.filter(
+        Q(last_used_at__isnull=True) | Q(last_used_at__lt=stale_before), digest__in=digests
+    ).update(last_used_at=now)

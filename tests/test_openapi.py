@@ -186,6 +186,8 @@ UNLEASH_TAGS = {
     "/api/client/features/{featureName}": "Client",
     "/api/client/metrics": "Client",
     "/api/client/register": "Client",
+    "/api/client/metrics/bulk": "Unleash Edge",
+    "/edge/validate": "Unleash Edge",
     "/api/admin/service-account": "Service Accounts",
     "/api/admin/service-account/{id}/token": "Service Accounts",
     "/api/admin/user-admin": "Users",
