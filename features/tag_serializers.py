@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.core.validators import RegexValidator
@@ -23,7 +24,9 @@ TAG_VALUE_PATTERN = r"^\s*\S.{0,48}\S\s*$"
 
 
 def _pattern(pattern: str) -> RegexValidator:
-    return RegexValidator(pattern, message=f'must match pattern "{pattern}"')
+    # JavaScript's `$` is the end of the text; Python's also matches before a final newline.
+    anchored = re.compile(pattern.removesuffix("$") + r"\Z")
+    return RegexValidator(anchored, message=f'must match pattern "{pattern}"')
 
 
 class ClosedSerializer(StrictSerializer):

@@ -182,6 +182,9 @@ def test_validators__valid_shapes_pass(validator, value):
         ),
         pytest.param(validate_flag_name, "a b", "URL friendly", id="flag-name-space"),
         pytest.param(validate_flag_name, "..", "URL friendly", id="flag-name-dot-dot"),
+        # JavaScript's `$` does not match before a final newline: Unleash refuses these.
+        pytest.param(validate_flag_name, "a\n", "URL friendly", id="flag-name-final-newline"),
+        pytest.param(validate_flag_name, "a\x01", "URL friendly", id="flag-name-control"),
         pytest.param(validate_flag_name, "x" * 101, "at most 100", id="flag-name-long"),
     ],
 )

@@ -224,6 +224,12 @@ URL_FRIENDLY = "must be URL friendly: only the characters A-Z a-z 0-9 - _ . ! ~ 
             id="id-slash",
         ),
         pytest.param(
+            {"id": "ab\n", "name": "x"},
+            "/body/id",
+            f'The `/body/id` property {URL_FRIENDLY}. You sent "ab\\n".',  # as JSON writes it
+            id="id-final-newline",
+        ),
+        pytest.param(
             {"id": ".", "name": "x"},
             "/body/id",
             'The `/body/id` property must not be "." or "..". You sent ".".',

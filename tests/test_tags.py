@@ -414,6 +414,15 @@ def test_create_tag_type__taken__409(admin_client):
             id="color",
         ),
         pytest.param(
+            {"name": "team", "color": "#aabbcc\n"},
+            {
+                "path": "/body/color",
+                "message": 'The `/body/color` property must match pattern "^#[0-9A-Fa-f]{6}$". '
+                'You sent "#aabbcc\\n".',  # as JSON writes it
+            },
+            id="color-final-newline",
+        ),
+        pytest.param(
             {},
             {
                 "path": "/body/name",
