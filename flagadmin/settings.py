@@ -335,7 +335,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "SCHEMA_PATH_PREFIX": r"/api/admin",
     "ENUM_NAME_OVERRIDES": {
-        "ApiTokenTypeEnum": ["admin", "client"],
+        "ApiTokenTypeEnum": ["admin", "client", "frontend"],
+        "ProjectApiTokenTypeEnum": ["client", "frontend"],
         "VariantPayloadTypeEnum": "features.validators.PAYLOAD_TYPES",
         "FeatureTypeEnum": "features.metadata_serializers.FEATURE_TYPES",
     },

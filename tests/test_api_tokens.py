@@ -239,10 +239,10 @@ def test_create_api_token__text_plain__415(admin_client):
             id="name-empty",
         ),
         pytest.param(
-            {"tokenName": "t", "type": "frontend"},
+            {"tokenName": "t", "type": "personal"},
             "/body/type",
             "The `/body/type` property must be equal to one of the allowed values: "
-            '"admin", "client". You sent "frontend".',
+            '"admin", "client", "frontend". You sent "personal".',
             id="type-unknown",
         ),
         pytest.param(

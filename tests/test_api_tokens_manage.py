@@ -290,7 +290,7 @@ def test_create_project_api_token__201_client_token_of_the_project(admin_client)
     [
         pytest.param({"type": "client"}, "tokenName", id="no-name"),
         pytest.param({"tokenName": "t", "type": "admin"}, "type", id="admin"),
-        pytest.param({"tokenName": "t", "type": "frontend"}, "type", id="frontend"),
+        pytest.param({"tokenName": "t", "type": "personal"}, "type", id="personal"),
         pytest.param({"tokenName": "t", "type": "client", "environment": "nope"}, "environment"),
         pytest.param({"tokenName": "t", "type": "client", "expiresAt": "bad"}, "expiresAt"),
         pytest.param(

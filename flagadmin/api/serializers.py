@@ -64,23 +64,28 @@ ADMIN_SCOPE_MESSAGE = "must be {0} (or absent) for an admin token, which reaches
 
 class ApiTokenTypeField(StrictChoiceField):
     """A token type as Unleash 8.2 reads it: `client` in any case, and its newer name
-    `backend` (stored as `client`); `admin` as written."""
+    `backend` (stored as `client`); `frontend` in any case; `admin` as written."""
 
     CLIENT_NAMES = ("client", "backend")
 
     def to_internal_value(self, data):
         if isinstance(data, str) and data.lower() in self.CLIENT_NAMES:
             data = TokenType.CLIENT.value
+        elif isinstance(data, str) and data.lower() == TokenType.FRONTEND:
+            data = TokenType.FRONTEND.value
         return super().to_internal_value(data)
 
 
 @extend_schema_serializer(component_name="createApiTokenSchema")
 class CreateApiTokenSchemaSerializer(StrictSerializer):
-    """An admin token acts as an administrator; a client token is for SDKs (it is refused on
-    the admin API) and is bound to projects (`["*"]`: all) and one environment."""
+    """An admin token acts as an administrator; a client token is for SDKs and a frontend token
+    for browser and mobile apps (`/api/frontend`); both are refused on the admin API and bound
+    to projects (`["*"]`: all) and one environment."""
 
     tokenName = StrictCharField(max_length=255, help_text="A name to recognise the token by.")
-    type = ApiTokenTypeField(choices=[TokenType.ADMIN.value, TokenType.CLIENT.value])
+    type = ApiTokenTypeField(
+        choices=[TokenType.ADMIN.value, TokenType.CLIENT.value, TokenType.FRONTEND.value]
+    )
     projects = StrictListField(
         child=StrictCharField(max_length=255),
         min_length=1,
@@ -137,7 +142,9 @@ class ApiTokenSchemaSerializer(serializers.Serializer):
     allows no other property, so the row's id (in the `api-token-created` event) is not here."""
 
     tokenName = serializers.CharField(source="name")
-    type = serializers.ChoiceField(choices=[TokenType.ADMIN.value, TokenType.CLIENT.value])
+    type = serializers.ChoiceField(
+        choices=[TokenType.ADMIN.value, TokenType.CLIENT.value, TokenType.FRONTEND.value]
+    )
     project = serializers.SerializerMethodField(
         help_text="The one project the token reaches, `*` for all, `[]` for several."
     )

@@ -1,5 +1,5 @@
 """Request bodies of the API token operations added after the list and create ones: a new
-expiry, and a project's client token."""
+expiry, and a project's client or frontend token."""
 
 from __future__ import annotations
 
@@ -22,13 +22,13 @@ class UpdateApiTokenSchemaSerializer(StrictSerializer):
 
 @extend_schema_serializer(component_name="createProjectApiTokenSchema")
 class CreateProjectApiTokenSchemaSerializer(StrictSerializer):
-    """A client token for SDKs that reaches this one project. Unleash's `frontend` type is not
-    offered: flagadmin has no frontend API."""
+    """A client token (for SDKs) or a frontend token (for browser and mobile apps on
+    `/api/frontend`) that reaches this one project."""
 
     tokenName = StrictCharField(max_length=255, help_text="A name to recognise the token by.")
     type = ApiTokenTypeField(
-        choices=[TokenType.CLIENT.value],
-        help_text="`client` or its newer name `backend`, in any case.",
+        choices=[TokenType.CLIENT.value, TokenType.FRONTEND.value],
+        help_text="`client` (or its newer name `backend`) or `frontend`, in any case.",
     )
     environment = StrictCharField(
         max_length=255,

@@ -1,4 +1,4 @@
-"""Changing and deleting API tokens, and a project's own client tokens.
+"""Changing and deleting API tokens, and a project's own client and frontend tokens.
 
 The path names a token by its whole secret, as in Unleash (`PUT /api/admin/api-tokens/:token`).
 Only digests are stored, so the token is found by the digest of the path's value; the secret is
@@ -27,7 +27,8 @@ from flagadmin.api.token_serializers import (
 from flagadmin.api.views import AdminApiMixin
 from flagadmin.core import permissions as perms
 from flagadmin.core import services
-from flagadmin.core.models import ApiToken, TokenType
+from flagadmin.core.models import ApiToken
+from flagadmin.core.tokens import SCOPED_TYPES
 
 NO_BODY = OpenApiResponse(description="This response has no body.")
 TOKEN_PARAMETER = OpenApiParameter(
@@ -42,9 +43,9 @@ PROJECT_PARAMETER = OpenApiParameter(
 
 
 class ApiTokenView(AdminApiMixin, APIView):
-    """One admin or client token, named by its secret. An unknown secret is answered like a
-    known one (200, nothing done), as Unleash answers it, so the path tells nothing about
-    which secrets exist."""
+    """One admin, client or frontend token, named by its secret. An unknown secret is answered
+    like a known one (200, nothing done), as Unleash answers it, so the path tells nothing
+    about which secrets exist."""
 
     required_permission = perms.ADMIN
 
@@ -91,20 +92,21 @@ def _project_exists_or_404(project_id: str) -> None:
 
 
 def project_client_tokens(project_id: str) -> QuerySet[ApiToken]:
-    """The client tokens that name `project_id` among their projects (not the `*` ones)."""
+    """The client and frontend tokens that name `project_id` among their projects (not the `*`
+    ones)."""
     return ApiToken.objects.filter(
         Q(project=project_id)
         | Q(project__startswith=f"{project_id},")
         | Q(project__endswith=f",{project_id}")
         | Q(project__contains=f",{project_id},"),
-        type=TokenType.CLIENT,
+        type__in=SCOPED_TYPES,
         revoked_at__isnull=True,
     )
 
 
 class ProjectApiTokensView(AdminApiMixin, APIView):
-    """A project's client tokens: those that name the project (tokens for every project, `*`,
-    and admin tokens are managed at /api/admin/api-tokens)."""
+    """A project's client and frontend tokens: those that name the project (tokens for every
+    project, `*`, and admin tokens are managed at /api/admin/api-tokens)."""
 
     project_url_kwarg = "projectId"
 
@@ -117,8 +119,8 @@ class ProjectApiTokensView(AdminApiMixin, APIView):
         tags=["Projects"],
         operation_id="getProjectApiTokens",
         summary="Get api tokens for project.",
-        description="The client tokens that name this project, oldest first. Secrets are "
-        "never shown.",
+        description="The client and frontend tokens that name this project, oldest first. "
+        "Secrets are never shown.",
         parameters=[PROJECT_PARAMETER],
         responses={
             200: OpenApiResponse(ApiTokensSchemaSerializer, description="The tokens."),
@@ -134,7 +136,8 @@ class ProjectApiTokensView(AdminApiMixin, APIView):
         tags=["Projects"],
         operation_id="createProjectApiToken",
         summary="Create a project API token.",
-        description="A client token (for SDKs) that reaches this project in one environment. "
+        description="A client token (for SDKs) or a frontend token (for browser and mobile "
+        "apps on `/api/frontend`) that reaches this project in one environment. "
         "The response carries the token in `secret`: it is shown this once and only its "
         "digest is stored.",
         parameters=[PROJECT_PARAMETER],
@@ -154,7 +157,7 @@ class ProjectApiTokensView(AdminApiMixin, APIView):
         token, plaintext = services.create_api_token(
             actor=request.user,
             name=data["tokenName"],
-            token_type=TokenType.CLIENT,
+            token_type=data["type"],
             projects=[projectId],
             environment=data["environment"],
             expires_at=data.get("expiresAt"),
@@ -172,8 +175,8 @@ class ProjectApiTokenView(AdminApiMixin, APIView):
         tags=["Projects"],
         operation_id="deleteProjectApiToken",
         summary="Delete a project API token.",
-        description="Deletes a client token of this project only, named by its secret. A "
-        "token that names no other project is deleted (200); one that also reaches other "
+        description="Deletes a client or frontend token of this project only, named by its "
+        "secret. A token that names no other project is deleted (200); one that also reaches other "
         "projects is refused (400: delete it at /api/admin/api-tokens); any other secret, "
         "known or not, is 404.",
         parameters=[PROJECT_PARAMETER, TOKEN_PARAMETER],

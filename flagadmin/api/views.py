@@ -119,7 +119,8 @@ class UnknownApiPathView(NoRouteMixin, AdminApiMixin, APIView):
 
 
 class ApiTokensView(AdminApiMixin, APIView):
-    """Admin and client API tokens. Secrets are shown once, when a token is created."""
+    """Admin, client and frontend API tokens. Secrets are shown once, when a token is
+    created."""
 
     required_permission = perms.ADMIN
 
@@ -127,7 +128,7 @@ class ApiTokensView(AdminApiMixin, APIView):
         tags=["API tokens"],
         operation_id="getAllApiTokens",
         summary="List API tokens",
-        description="Every admin and client token that is not revoked, oldest first. "
+        description="Every admin, client and frontend token that is not revoked, oldest first. "
         "Secrets and digests are never shown.",
         responses={
             200: OpenApiResponse(ApiTokensSchemaSerializer, description="The tokens."),
@@ -136,7 +137,8 @@ class ApiTokensView(AdminApiMixin, APIView):
     )
     def get(self, request: Request) -> Response:
         tokens = ApiToken.objects.filter(
-            type__in=[TokenType.ADMIN, TokenType.CLIENT], revoked_at__isnull=True
+            type__in=[TokenType.ADMIN, TokenType.CLIENT, TokenType.FRONTEND],
+            revoked_at__isnull=True,
         ).order_by("created_at", "id")
         return Response({"tokens": ApiTokenSchemaSerializer(tokens, many=True).data})
 
@@ -144,9 +146,10 @@ class ApiTokensView(AdminApiMixin, APIView):
         tags=["API tokens"],
         operation_id="createApiToken",
         summary="Create an API token",
-        description="Creates an admin token (acts as an administrator) or a client token (for "
-        "SDKs; refused on this admin API). The response carries the token in `secret`: it is "
-        "shown this once and only its digest is stored.",
+        description="Creates an admin token (acts as an administrator), a client token (for "
+        "SDKs) or a frontend token (for browser and mobile apps on `/api/frontend`); client "
+        "and frontend tokens are refused on this admin API. The response carries the token in "
+        "`secret`: it is shown this once and only its digest is stored.",
         request=CreateApiTokenSchemaSerializer,
         responses={
             201: OpenApiResponse(

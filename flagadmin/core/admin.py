@@ -21,7 +21,7 @@ from flagadmin.core.admin_fields import LinesField
 from flagadmin.core.audit import event_time, record_event
 from flagadmin.core.models import AccountType, ApiToken, AuditEvent, Role, TokenType, User
 from flagadmin.core.services import environment_exists, token_event_data, unknown_projects
-from flagadmin.core.tokens import assign_secret
+from flagadmin.core.tokens import SCOPED_TYPES, assign_secret
 
 admin.site.site_header = "flagadmin administration"
 admin.site.site_title = "flagadmin"
@@ -81,8 +81,8 @@ class ApiTokenAddForm(forms.ModelForm):
         model = ApiToken
         fields = ("name", "type", "project", "environment", "user", "expires_at")
         help_texts = {
-            "project": 'Client tokens: comma-separated project ids, or "*" for all.',
-            "environment": "Client tokens: the environment, e.g. development.",
+            "project": 'Client and frontend tokens: comma-separated project ids, or "*" for all.',
+            "environment": "Client and frontend tokens: the environment, e.g. development.",
             "user": "Personal tokens: the user (or service account) the token acts as.",
             "expires_at": "Empty: never expires.",
         }
@@ -95,7 +95,7 @@ class ApiTokenAddForm(forms.ModelForm):
     def clean(self) -> dict:
         data = super().clean()
         token_type = data.get("type")
-        if token_type == TokenType.CLIENT:
+        if token_type in SCOPED_TYPES:
             projects = [p.strip() for p in (data.get("project") or "*").split(",") if p.strip()]
             projects = ["*"] if not projects or "*" in projects else projects
             missing = unknown_projects(projects)

@@ -207,6 +207,8 @@ class User(AbstractBaseUser):
 class TokenType(models.TextChoices):
     ADMIN = "admin", "Admin"
     CLIENT = "client", "Client"
+    # For browser and mobile apps on /api/frontend only (Unleash's frontend tokens).
+    FRONTEND = "frontend", "Frontend"
     PERSONAL = "personal", "Personal (acts as its user)"
 
 

@@ -17,7 +17,7 @@ from flagadmin.api.errors import NameExistsError
 from flagadmin.core.audit import event_time, record_event
 from flagadmin.core.db import unique_or_conflict
 from flagadmin.core.models import AccountType, ApiToken, Role, TokenType, User
-from flagadmin.core.tokens import issue_token
+from flagadmin.core.tokens import SCOPED_TYPES, issue_token
 
 ALL = "*"
 
@@ -86,7 +86,7 @@ def create_api_token(
         token, plaintext = issue_token(
             name=name,
             token_type=token_type,
-            projects=projects if token_type == TokenType.CLIENT else None,
+            projects=projects if token_type in SCOPED_TYPES else None,
             environment=environment,
             expires_at=expires_at,
             created_by=actor_name,
@@ -101,12 +101,12 @@ def create_api_token(
 
 
 def managed_token(secret: str) -> ApiToken | None:
-    """The admin or client token whose secret is `secret`; None for anything else (unknown,
-    revoked, a personal token), which the callers treat alike."""
+    """The admin, client or frontend token whose secret is `secret`; None for anything else
+    (unknown, revoked, a personal token), which the callers treat alike."""
     return (
         ApiToken.objects.filter(
             digest=ApiToken.digest_of(secret),
-            type__in=[TokenType.ADMIN, TokenType.CLIENT],
+            type__in=[TokenType.ADMIN, TokenType.CLIENT, TokenType.FRONTEND],
             revoked_at__isnull=True,
         )
         .order_by()

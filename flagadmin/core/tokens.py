@@ -1,8 +1,9 @@
 """API tokens: issuing them in Unleash's formats, creating the bootstrap tokens, and finding the
 token a request presents (both the admin and the client API authenticate through `find_token`).
 
-Formats: admin `*:*.<secret>`, client `<project>:<environment>.<secret>` (`[]:<environment>.…`
-for several projects), personal `user:<secret>`. Only the SHA-256 digest is stored.
+Formats: admin `*:*.<secret>`, client and frontend `<project>:<environment>.<secret>`
+(`[]:<environment>.…` for several projects), personal `user:<secret>`. Only the SHA-256 digest
+is stored.
 """
 
 from __future__ import annotations
@@ -25,6 +26,10 @@ from flagadmin.core.models import ApiToken, AuditEvent, TokenType, User
 from flagadmin.core.sql import column, table
 
 logger = logging.getLogger(__name__)
+
+
+# The token types bound to projects and one environment.
+SCOPED_TYPES = (TokenType.CLIENT, TokenType.FRONTEND)
 
 
 def new_secret() -> str:
@@ -71,7 +76,7 @@ def issue_token(
         type=token_type,
         user=user,
         project=",".join(projects or ["*"]),
-        environment=environment if token_type == TokenType.CLIENT else "*",
+        environment=environment if token_type in SCOPED_TYPES else "*",
         expires_at=expires_at,
         created_by=created_by,
     )
