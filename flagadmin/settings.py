@@ -182,6 +182,8 @@ MIDDLEWARE = [
     "flagadmin.api.middleware.HostHeaderMiddleware",
     # API paths matched as Unleash matches them (repeated and trailing slashes).
     "flagadmin.api.middleware.ApiPathMiddleware",
+    # CORS for /api/frontend (browsers' preflights answered here, before any authentication).
+    "frontend_api.middleware.FrontendCorsMiddleware",
     # SDKs' polls answered from the worker's memory when it can (the rest goes on).
     "client_api.middleware.ClientFeaturesFromMemoryMiddleware",
     "django.middleware.security.SecurityMiddleware",
@@ -375,6 +377,12 @@ SEGMENTS_LIMIT = max(0, int(os.environ.get("UNLEASH_SEGMENTS_LIMIT", "300")))
 # one build). SDKs poll every 15 s by default, so a second's delay is invisible to them and
 # spares the database most of their requests.
 CLIENT_API_REUSE_SECONDS = float(os.environ.get("CLIENT_API_REUSE_SECONDS", "1"))
+# /api/frontend: the origins whose pages may call it from a browser (CORS), as Unleash's
+# frontend API origins: comma-separated `scheme://host[:port]`, or `*` (the default, as
+# Unleash's) for any. An origin that is not one is refused at start-up.
+FRONTEND_API_ORIGINS = env_list("UNLEASH_FRONTEND_API_ORIGINS", "*")
+# Seconds a browser may keep a preflight's answer (Access-Control-Max-Age), as Unleash's.
+ACCESS_CONTROL_MAX_AGE = int(os.environ.get("ACCESS_CONTROL_MAX_AGE", "86400"))
 
 LOGGING = {
     "version": 1,
