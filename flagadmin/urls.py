@@ -4,9 +4,10 @@ health, the Django admin."""
 from django.contrib import admin
 from django.urls import include, path, re_path
 from django.views.generic import RedirectView, TemplateView
-from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularSwaggerView
 
 from client_api.views import UnknownClientPathView
+from flagadmin.api.schema import OpenApiDocumentView
 from flagadmin.api.views import HealthView, ReadyView, UnknownApiPathView
 
 api_admin = [
@@ -32,7 +33,7 @@ urlpatterns = [
     path("auth/saml/", include("auth_saml.sso_urls")),
     path("health", HealthView.as_view(), name="health"),
     path("ready", ReadyView.as_view(), name="ready"),
-    path("docs/openapi.json", SpectacularJSONAPIView.as_view(), name="openapi-schema"),
+    path("docs/openapi.json", OpenApiDocumentView.as_view(), name="openapi-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="openapi-schema"), name="swagger-ui"),
     path("admin/", admin.site.urls),
     # APPEND_SLASH is off (API paths are exact); the two human entry points still forgive it.

@@ -1,10 +1,19 @@
-"""OpenAPI pieces shared by every app: the security scheme and the error schema."""
+"""OpenAPI pieces shared by every app: the security scheme, the error schema, and the view that
+serves the document."""
 
 from __future__ import annotations
 
+import threading
+from typing import ClassVar
+
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+from django.http import HttpResponse
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import OpenApiResponse, inline_serializer
+from drf_spectacular.views import SpectacularJSONAPIView
 from rest_framework import serializers
+from rest_framework.request import Request
 
 
 class ApiTokenScheme(OpenApiAuthenticationExtension):
@@ -103,3 +112,54 @@ def drop_request_suffix(result: dict, generator, request, public) -> dict:
     result = rewrite(result)
     result["components"]["schemas"] = dict(sorted(result["components"]["schemas"].items()))
     return result
+
+
+class OpenApiDocumentView(SpectacularJSONAPIView):
+    """`/docs/openapi.json`, generated once per process and media type and then served as the
+    same bytes: it depends only on the code and the settings, and generating it costs a
+    fraction of a second of CPU, which concurrent requests each spent again. One request
+    generates it; others that come meanwhile wait for it."""
+
+    _rendered: ClassVar[dict[tuple[str | None, str], bytes]] = {}
+    _generating: ClassVar[threading.Lock] = threading.Lock()
+
+    def _get_schema_response(self, request: Request) -> HttpResponse:
+        version = self.api_version or request.version or self._get_version_parameter(request)
+        renderer = request.accepted_renderer
+        key = (version, request.accepted_media_type)
+        body = self._rendered.get(key)
+        if body is None:
+            with self._generating:
+                body = self._rendered.get(key)
+                if body is None:
+                    generator = self.generator_class(
+                        urlconf=self.urlconf, api_version=version, patterns=self.patterns
+                    )
+                    document = generator.get_schema(request=request, public=self.serve_public)
+                    body = renderer.render(
+                        document, request.accepted_media_type, self.get_renderer_context()
+                    )
+                    self._rendered[key] = body
+        # The headers DRF's Response gave it: the renderer's media type, the file name.
+        charset = renderer.charset
+        return HttpResponse(
+            body,
+            content_type=f"{renderer.media_type}; charset={charset}"
+            if charset
+            else renderer.media_type,
+            headers={
+                "Content-Disposition": (
+                    f'inline; filename="{self._get_filename(request, version)}"'
+                )
+            },
+        )
+
+    @classmethod
+    def forget(cls) -> None:
+        cls._rendered.clear()
+
+
+@receiver(setting_changed)
+def _settings_changed(**kwargs: object) -> None:
+    # Tests that change settings (URLs, SPECTACULAR_SETTINGS) get a document of their own.
+    OpenApiDocumentView.forget()
