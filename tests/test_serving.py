@@ -25,7 +25,15 @@ from django.test import RequestFactory
 from gunicorn.config import Config
 
 from flagadmin.serving.client_address import ClientAddressFromLocalProxyMiddleware
-from flagadmin.serving.stack import MAX_BODY_BYTES, PROXY_ERRORS, gunicorn_command, nginx_config
+from flagadmin.serving.stack import (
+    HEADER_BUFFER_BYTES,
+    HEADER_BUFFERS,
+    MAX_BODY_BYTES,
+    PROXY_ERRORS,
+    gunicorn_command,
+    nginx_config,
+    redact,
+)
 
 
 def _config(run_dir: Path) -> str:
@@ -103,6 +111,73 @@ def test_gunicorn_command__no_access_log_of_its_own(tmp_path):
     parsed = Config().parser().parse_args(gunicorn_command(tmp_path / "g.sock", 2, 8)[1:])
 
     assert parsed.accesslog is None
+
+
+def test_gunicorn_command__takes_every_request_line_and_header_nginx_passes(tmp_path):
+    # nginx refuses longer ones with the error body; gunicorn's lower defaults answered HTML.
+    parsed = Config().parser().parse_args(gunicorn_command(tmp_path / "g.sock", 2, 8)[1:])
+
+    assert parsed.limit_request_line == 0  # no limit
+    assert parsed.limit_request_field_size >= HEADER_BUFFERS * HEADER_BUFFER_BYTES
+    assert parsed.limit_request_fields == 32768  # gunicorn's most; nginx's 64 kB hold fewer
+
+
+def test_nginx_config__header_buffers(tmp_path):
+    assert "large_client_header_buffers 4 16k;" in _config(tmp_path)
+    assert HEADER_BUFFERS * HEADER_BUFFER_BYTES == 64 * 1024
+
+
+def test_nginx_config__access_log_without_query_strings_or_headers(tmp_path):
+    config = _config(tmp_path)
+    log_format = re.search(r"log_format main (.*);", config).group(1)
+
+    assert (
+        log_format == "'$remote_addr \"$request_redacted\" $status $body_bytes_sent $request_time'"
+    )
+    assert '"${path}?[redacted]${rest}";' in config
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        pytest.param(
+            b'127.0.0.1 "GET /api/client/features?token=abc&project=x HTTP/1.1" 200 12 0.001\n',
+            b'127.0.0.1 "GET /api/client/features?[redacted] HTTP/1.1" 200 12 0.001\n',
+            id="access-log",
+        ),
+        pytest.param(
+            b"2026/01/01 10:00:00 [error] 7#7: *1 connect() failed, client: 127.0.0.1, "
+            b'request: "GET /api/x?apiKey=s3cret HTTP/1.1", '
+            b'upstream: "http://unix:/tmp/f/gunicorn.sock:/api/x?apiKey=s3cret", host: "h"\n',
+            b"2026/01/01 10:00:00 [error] 7#7: *1 connect() failed, client: 127.0.0.1, "
+            b'request: "GET /api/x?[redacted] HTTP/1.1", '
+            b'upstream: "http://unix:/tmp/f/gunicorn.sock:/api/x?[redacted]", host: "h"\n',
+            id="nginx-error-log",
+        ),
+        pytest.param(
+            b"[ERROR] Error handling request GET /api/admin/projects?secret=1\n",
+            b"[ERROR] Error handling request GET /api/admin/projects?[redacted]\n",
+            id="gunicorn-error",
+        ),
+        pytest.param(
+            b"token *:*." + b"9a" * 32 + b" and default:development." + b"0f" * 32 + b"\n",
+            b"token *:*.[redacted] and default:development.[redacted]\n",
+            id="token-secrets",
+        ),
+        pytest.param(
+            b"Personal token user:" + b"ab" * 32 + b"\n",
+            b"Personal token user:[redacted]\n",
+            id="personal-token",
+        ),
+        pytest.param(
+            b"[INFO] Booting worker with pid: 30056. What? Nothing to hide here.\n",
+            b"[INFO] Booting worker with pid: 30056. What? Nothing to hide here.\n",
+            id="nothing-to-redact",
+        ),
+    ],
+)
+def test_redact__query_strings_and_token_secrets(line, expected):
+    assert redact(line) == expected
 
 
 @pytest.mark.parametrize(

@@ -6,26 +6,42 @@ nginx reads every request whole (headers within `--header-timeout`, the body wit
 `--body-timeout`, both buffered) before handing it to gunicorn over a Unix socket, so a slow or
 idle client holds only an nginx connection (a few kB of memory in an event loop), never one of
 gunicorn's threads. nginx also bounds the connections of one client address that are being
-answered (`--max-conn-per-client`; 429 beyond) and answers its own errors (400, 408, 413, 414,
-429, 502, 504) with the API's error body. gunicorn runs `flagadmin.wsgi` with gthread workers
-(threads share one process's memory), and `gunicorn flagadmin.wsgi` alone still serves the app.
+answered (`--max-conn-per-client`; 429 beyond) and answers its own errors (`PROXY_ERRORS`) with
+the API's error body; gunicorn takes whatever nginx passes on, so that the app answers it.
+gunicorn runs `flagadmin.wsgi` with gthread workers (threads share one process's memory), and
+`gunicorn flagadmin.wsgi` alone still serves the app.
 
 The nginx configuration is generated at each start into a private temporary folder, which is
-removed at the end; nothing is written to /etc. SIGTERM or SIGINT stops both gracefully; if
-either process dies, the other is stopped and the command exits with an error.
+removed at the end; nothing is written to /etc. SIGTERM or SIGINT stops both gracefully; SIGHUP
+makes both replace their workers gracefully and go on serving, unless the terminal the command
+ran in has closed, which stops both; if either process dies, the other is stopped and the
+command exits with an error. No process is ever left behind: each child gets SIGTERM from the
+kernel if this process dies without stopping it (SIGKILL included), and the processes a child
+leaves when it dies abruptly (nginx's workers) are adopted by this process, which stops them.
+
+Both children write through pipes to this process, which alone writes the stack's output: a
+file it is redirected to with `>` keeps every line (two writers at their own offsets overwrote
+each other's), and query strings and API token secrets are redacted from every line.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import ctypes
 import os
+import re
+import selectors
 import shutil
 import signal
+import socket as socketlib
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -33,7 +49,12 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 # load the Django settings); tests/test_serving.py holds the two equal.
 MAX_BODY_BYTES = 100 * 1024
 
-# nginx's own errors, in the API's error body. `$request_id` is 32 hex digits (a UUID's value).
+# nginx's header buffers: a request line or one header line fits in one, all the headers in all.
+HEADER_BUFFERS = 4
+HEADER_BUFFER_BYTES = 16 * 1024
+
+# nginx's own errors, in the API's error body (no `'` in a message: nginx.conf quotes it so).
+# `$request_id` is 32 hex digits (a UUID's value).
 PROXY_ERRORS = {
     400: ("ValidationError", "The request could not be read (malformed HTTP)."),
     408: ("RequestTimeoutError", "The request was not received in time."),
@@ -41,9 +62,29 @@ PROXY_ERRORS = {
     414: ("ValidationError", "The request line or a header is too long."),
     429: ("TooManyRequestsError", "Too many simultaneous requests from your address."),
     494: ("ValidationError", "The request line or a header is too long."),
+    500: ("InternalError", "Something went wrong on our side. The error id has been logged."),
+    501: (
+        "ValidationError",
+        "This Transfer-Encoding is not supported: send the body with Content-Length or chunked.",
+    ),
     502: ("ServiceUnavailableError", "The service is starting or restarting. Try again shortly."),
     504: ("ServiceUnavailableError", "The service did not answer in time. Try again shortly."),
+    505: ("ValidationError", "The HTTP version is not supported: use HTTP/1.1 or HTTP/1.0."),
 }
+
+# What replaces a query string or a token's secret in the stack's output.
+REDACTED = "[redacted]"
+# A query string after a path, in any line: nginx's error log quotes the request line and the
+# upstream URL, gunicorn's names the URI of a request it could not handle.
+_QUERY_STRING = re.compile(rb"(?<=[\w/.~%-])\?[^\s\"']+")
+# An API token's secret (`*:*.<64 hex>`, `project:env.<64 hex>`, `user:<64 hex>`).
+_TOKEN_SECRET = re.compile(rb"(?<=[.:])[0-9a-fA-F]{32,}\b")
+
+
+def redact(line: bytes) -> bytes:
+    """`line` without query strings and API token secrets."""
+    line = _QUERY_STRING.sub(b"?" + REDACTED.encode(), line)
+    return _TOKEN_SECRET.sub(REDACTED.encode(), line)
 
 
 def nginx_config(
@@ -85,7 +126,14 @@ events {{
 }}
 
 http {{
-    log_format main '$remote_addr "$request" $status $body_bytes_sent $request_time';
+    # The request line with its query string redacted (it may carry a credential: a token some
+    # client sends as a parameter), and no header at all: nothing logged can sign a request.
+    # `$request` is the line as received, whatever error page nginx answered instead.
+    map $request $request_redacted {{
+        "~^(?<path>[^?]*)[?][^ ]*(?<rest>.*)$" "${{path}}?{REDACTED}${{rest}}";
+        default $request;
+    }}
+    log_format main '$remote_addr "$request_redacted" $status $body_bytes_sent $request_time';
     {log}
     client_body_temp_path {run_dir}/client_body;
     proxy_temp_path {run_dir}/proxy;
@@ -105,7 +153,10 @@ http {{
     # writing into a connection gunicorn has closed, and the client would get a 502.
     client_max_body_size {MAX_BODY_BYTES};
     client_body_buffer_size {MAX_BODY_BYTES};
-    large_client_header_buffers 4 16k;
+    # The longest request line and header line, and the most header bytes (all the buffers);
+    # longer ones are refused here with the error body (414, 494), and gunicorn takes all that
+    # nginx passes (gunicorn_command).
+    large_client_header_buffers {HEADER_BUFFERS} {HEADER_BUFFER_BYTES // 1024}k;
 
     # Answers compressed for clients that ask (Accept-Encoding: gzip), as Unleash does: a
     # project's 2,000 flags are 1.1 MB of JSON and 23 kB gzipped, in about 2 ms at level 1.
@@ -194,20 +245,269 @@ def gunicorn_command(socket: Path, workers: int, threads: int) -> list[str]:
         # The app is loaded once, in the master, and the workers share its pages (see the
         # hooks in gunicorn.conf.py): the whole server's memory grows less per worker.
         "--preload",
+        # nginx bounds the request line and the headers (HEADER_BUFFERS) and answers what is
+        # longer with the error body; gunicorn's own, lower limits (a 4 kB line, 8 kB fields,
+        # 100 fields) answered what nginx had let through with an HTML page. 0: no line limit.
+        "--limit-request-line",
+        "0",
+        "--limit-request-fields",
+        "32768",
+        "--limit-request-field_size",
+        str(HEADER_BUFFERS * HEADER_BUFFER_BYTES),
         # No access log from gunicorn (its default): nginx writes it, knowing the client's
         # address where gunicorn sees a socket. `--access-logfile /dev/null` would still format
         # every line (a few % of a worker's Python in a profile of flag creation).
     ]
 
 
-def _wait_for_socket(path: Path, process: subprocess.Popen, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while not path.exists():
-        if process.poll() is not None:
-            raise SystemExit(f"gunicorn exited with {process.returncode} before serving")
-        if time.monotonic() > deadline:
-            raise SystemExit(f"gunicorn did not create {path} in {timeout:.0f} s")
-        time.sleep(0.1)
+class OutputRelay:
+    """The children's output, read from their pipes and written by this process alone, whole
+    lines at a time, each `redact`ed. One writer keeps a file opened with `>` whole: nginx and
+    gunicorn each writing it at their own offset overwrote each other's lines."""
+
+    # A line longer than this is written in pieces rather than held.
+    MAX_LINE = 64 * 1024
+
+    def __init__(self) -> None:
+        self.selector = selectors.DefaultSelector()
+        self._partial: dict[int, bytes] = {}
+        self._broken: set[int] = set()
+
+    def watch(self, pipe: IO[bytes], target_fd: int) -> None:
+        os.set_blocking(pipe.fileno(), False)
+        self._partial[pipe.fileno()] = b""
+        self.selector.register(pipe, selectors.EVENT_READ, target_fd)
+
+    def watching(self) -> bool:
+        return any(isinstance(key.data, int) for key in self.selector.get_map().values())
+
+    def write(self, target_fd: int, data: bytes) -> None:
+        """All of `data` to `target_fd`, or nothing once it cannot be written (a closed
+        terminal, a reader gone): the stack goes on serving without its output."""
+        view = memoryview(data)
+        while view and target_fd not in self._broken:
+            try:
+                view = view[os.write(target_fd, view) :]
+            except InterruptedError:
+                continue
+            except BlockingIOError:  # a non-blocking descriptor inherited from the caller
+                time.sleep(0.01)
+            except OSError:
+                self._broken.add(target_fd)
+
+    def say(self, message: str) -> None:
+        self.write(1, f"flagadmin.serving: {message}\n".encode())
+
+    def pump(self, timeout: float) -> None:
+        """Relays what the children wrote, waiting up to `timeout` for something to happen
+        (output, or a signal, whose wake-up fd the selector holds too)."""
+        for key, _ in self.selector.select(timeout):
+            if not isinstance(key.data, int):
+                key.data()
+                continue
+            fd = key.fileobj.fileno()
+            try:
+                chunk = os.read(fd, 65536)
+            except (BlockingIOError, InterruptedError):
+                continue
+            if not chunk:
+                self.selector.unregister(key.fileobj)
+                key.fileobj.close()
+                self._flush(fd, key.data, self._partial.pop(fd) + chunk, final=True)
+                continue
+            self._partial[fd] = self._flush(fd, key.data, self._partial[fd] + chunk, final=False)
+
+    def _flush(self, fd: int, target_fd: int, data: bytes, *, final: bool) -> bytes:
+        end = len(data) if final or len(data) > self.MAX_LINE else data.rfind(b"\n") + 1
+        if end:
+            self.write(target_fd, b"".join(redact(line) for line in data[:end].splitlines(True)))
+        return data[end:]
+
+
+def _has_controlling_terminal() -> bool:
+    try:
+        os.close(os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY))
+    except OSError:
+        return False
+    return True
+
+
+# Linux's prctl(2) options.
+_PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def _prctl() -> Callable[..., int] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    return ctypes.CDLL(None, use_errno=True).prctl
+
+
+def _stopped_when_this_process_dies() -> Callable[[], None] | None:
+    """A `preexec_fn`: the child is sent SIGTERM by the kernel when this process dies, however
+    it dies (SIGKILL included), so nginx and gunicorn never outlive the stack."""
+    prctl = _prctl()
+    if prctl is None:
+        return None
+    parent = os.getpid()
+
+    def in_the_child() -> None:
+        prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM))
+        if os.getppid() != parent:  # the stack died before the request was made
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return in_the_child
+
+
+def _adopt_orphans() -> None:
+    """The children's own children whose parent dies (nginx's workers, when its master is
+    killed, go on running) become this process's, which stops them (`Stack.stop`)."""
+    prctl = _prctl()
+    if prctl is not None:
+        prctl(_PR_SET_CHILD_SUBREAPER, 1)
+
+
+def _children_of_this_process() -> set[int]:
+    me = str(os.getpid())
+    children = set()
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text() if entry.name.isdigit() else ""
+        except OSError:
+            continue
+        if stat and stat[stat.rindex(")") + 2 :].split()[1] == me:
+            children.add(int(entry.name))
+    return children
+
+
+class Stack:
+    """nginx and gunicorn as children of this process, with their output relayed and the
+    signals this process gets acted on (`serve`)."""
+
+    def __init__(self) -> None:
+        _adopt_orphans()
+        self.relay = OutputRelay()
+        self.processes: list[subprocess.Popen] = []
+        self._signals: list[int] = []
+        self._had_terminal = _has_controlling_terminal()
+        wake_read, self._wake_write = socketlib.socketpair()
+        wake_read.setblocking(False)
+        self._wake_write.setblocking(False)
+        self.relay.selector.register(wake_read, selectors.EVENT_READ, lambda: _drain(wake_read))
+        signal.set_wakeup_fd(self._wake_write.fileno(), warn_on_full_buffer=False)
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            # Under nohup SIGHUP stays ignored, as that asks.
+            if signal.getsignal(signum) != signal.SIG_IGN:
+                signal.signal(signum, self._on_signal)
+
+    def _on_signal(self, signum: int, frame: object) -> None:
+        self._signals.append(signum)
+
+    def start(self, command: list[str], **popen: object) -> subprocess.Popen:
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            # Its own process group: a terminal's Ctrl-C or hang-up reaches this process
+            # alone, which stops both in order (gunicorn took Ctrl-C as a quick shutdown).
+            process_group=0,
+            preexec_fn=_stopped_when_this_process_dies(),
+            **popen,
+        )
+        self.processes.append(process)
+        self.relay.watch(process.stdout, 1)
+        self.relay.watch(process.stderr, 2)
+        return process
+
+    def stop_requested(self) -> bool:
+        """Acts on the signals received since the last call: True for SIGTERM or SIGINT, or
+        SIGHUP once the terminal this ran in has closed; any other SIGHUP has nginx and gunicorn
+        replace their workers gracefully, and they go on serving."""
+        signals, self._signals = self._signals, []
+        for signum in signals:
+            if signum != signal.SIGHUP:
+                self.relay.say(f"{signal.Signals(signum).name}: stopping nginx and gunicorn")
+                return True
+            if self._had_terminal and not _has_controlling_terminal():
+                self.relay.say("SIGHUP, the terminal has closed: stopping nginx and gunicorn")
+                return True
+            self.relay.say("SIGHUP: nginx and gunicorn replace their workers gracefully")
+            for process in self.processes:
+                if process.poll() is None:
+                    process.send_signal(signal.SIGHUP)
+        return False
+
+    def wait_for_socket(self, path: Path, process: subprocess.Popen, timeout: float) -> bool:
+        """True once gunicorn listens on `path`; False if a stop was asked for first."""
+        deadline = time.monotonic() + timeout
+        while not path.exists():
+            if self.stop_requested():
+                return False
+            if process.poll() is not None:
+                raise SystemExit(f"gunicorn exited with {process.returncode} before serving")
+            if time.monotonic() > deadline:
+                raise SystemExit(f"gunicorn did not create {path} in {timeout:.0f} s")
+            self.relay.pump(0.1)
+        return True
+
+    def serve(self) -> int:
+        """Until a stop is asked for (0) or a child exits (1)."""
+        while not self.stop_requested():
+            dead = next((p for p in self.processes if p.poll() is not None), None)
+            if dead is not None:
+                self.relay.say(f"{dead.args[0]} exited ({dead.returncode})")
+                return 1
+            self.relay.pump(0.5)
+        return 0
+
+    def stop(self, graceful: dict[int, signal.Signals], timeout: float) -> None:
+        """Each child in turn (nginx first: it finishes the requests in flight, which gunicorn
+        answers) with its graceful signal, killed after `timeout` or at a second SIGTERM or
+        SIGINT, then what it left behind; then their last output."""
+        for process in reversed(self.processes):
+            if process.poll() is None:
+                process.send_signal(graceful[process.pid])
+            deadline = time.monotonic() + timeout
+            while process.poll() is None:
+                if time.monotonic() > deadline or any(s != signal.SIGHUP for s in self._signals):
+                    process.kill()
+                    process.wait()
+                    break
+                self.relay.pump(0.05)
+            # Before gunicorn's turn: an nginx worker left running keeps connections to it.
+            self._stop_orphans()
+        deadline = time.monotonic() + 5
+        while self.relay.watching() and time.monotonic() < deadline:
+            self.relay.pump(0.05)
+        signal.set_wakeup_fd(-1)
+
+    def _stop_orphans(self) -> None:
+        """Stops (SIGTERM, then SIGKILL after 5 s) and reaps what was left of a child that died
+        abruptly: its processes were adopted by this one (`_adopt_orphans`)."""
+        orphans = _children_of_this_process() - {p.pid for p in self.processes}
+        for pid in orphans:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 5
+        while orphans:
+            for pid in list(orphans):
+                with contextlib.suppress(ChildProcessError):
+                    if os.waitpid(pid, os.WNOHANG)[0] == 0:
+                        if time.monotonic() < deadline:
+                            continue
+                        os.kill(pid, signal.SIGKILL)
+                        os.waitpid(pid, 0)
+                orphans.discard(pid)
+            self.relay.pump(0.05)
+
+
+def _drain(wake: socketlib.socket) -> None:
+    try:
+        while wake.recv(512):
+            pass
+    except (BlockingIOError, InterruptedError):
+        pass
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -252,52 +552,30 @@ def main(argv: list[str] | None = None) -> int:
             access_log=args.access_log,
         )
     )
-    gunicorn: subprocess.Popen | None = None
-    proxy: subprocess.Popen | None = None
-    stopping = False
-
-    def stop(signum: int, frame: object) -> None:
-        nonlocal stopping
-        stopping = True
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
+    stack = Stack()
+    graceful: dict[int, signal.Signals] = {}
     status = 0
     try:
-        gunicorn = subprocess.Popen(
+        gunicorn = stack.start(
             gunicorn_command(socket, args.workers, args.threads),
             cwd=REPO_ROOT if (REPO_ROOT / "manage.py").exists() else None,
-            # Trust nginx's X-Real-IP (flagadmin/serving/client_address.py): only this nginx reaches
-            # the socket, and it replaces whatever a client sent in that header.
+            # Trust nginx's X-Real-IP (flagadmin/serving/client_address.py): only this nginx
+            # reaches the socket, and it replaces whatever a client sent in that header.
             env={**os.environ, "FLAGADMIN_BEHIND_LOCAL_NGINX": "1"},
         )
-        _wait_for_socket(socket, gunicorn, timeout=60)
-        proxy = subprocess.Popen([nginx, "-e", "stderr", "-p", str(run_dir), "-c", str(conf)])
-        print(
-            f"flagadmin.serving: nginx on {args.bind} -> gunicorn ({args.workers} workers x "
-            f"{args.threads} threads) on {socket}",
-            flush=True,
+        # SIGTERM: gunicorn finishes the requests in flight; SIGQUIT does so for nginx.
+        graceful[gunicorn.pid] = signal.SIGTERM
+        if not stack.wait_for_socket(socket, gunicorn, timeout=60):
+            return 0
+        proxy = stack.start([nginx, "-e", "stderr", "-p", str(run_dir), "-c", str(conf)])
+        graceful[proxy.pid] = signal.SIGQUIT
+        stack.relay.say(
+            f"nginx on {args.bind} -> gunicorn ({args.workers} workers x {args.threads} "
+            f"threads) on {socket}"
         )
-        while not stopping:
-            dead = next((p for p in (gunicorn, proxy) if p.poll() is not None), None)
-            if dead is not None:
-                print(f"flagadmin.serving: {dead.args[0]} exited ({dead.returncode})", flush=True)
-                status = 1
-                break
-            time.sleep(0.2)
+        status = stack.serve()
     finally:
-        # nginx first (SIGQUIT: it finishes the requests in flight), then gunicorn (SIGTERM:
-        # the same), each bounded; whatever is left then is killed.
-        for process, graceful in ((proxy, signal.SIGQUIT), (gunicorn, signal.SIGTERM)):
-            if process is None:
-                continue
-            if process.poll() is None:
-                process.send_signal(graceful)
-            try:
-                process.wait(timeout=25)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        stack.stop(graceful, timeout=25)
         shutil.rmtree(run_dir, ignore_errors=True)
     return status
 
