@@ -15,11 +15,13 @@ The public interface, for the playground and the Frontend API:
   `remoteAddress`, `environment`, `appName`, `currentTime`, `properties`), in the form the
   engine is asked with: values as strings, other top-level fields moved into `properties`
   (a property of the same name wins), None left out; what the Python SDK does to a context.
-  `decide_all` and `decide` apply it themselves. Nothing is filled in: an SDK's own
+  `decide_all` and `decide` apply it themselves, or take it encoded by `encode_context` (a
+  caller asking several engines with one context). Nothing is filled in: an SDK's own
   `appName` and `environment` (its static context) are the caller's to add.
 - `revision`: the newest audit event id the caller has read, as the client API reads it with
   the token (`ClientPrincipal.revision`), so that a request costs no query while the state is
   current; None: read now (one query).
+- `fresh_engine(environment)`: the engine for what is committed now (the playground).
 - `clear_engines()`: forget every engine of this process (tests; the next call rebuilds).
 
 How the state is kept, per worker process and per environment: the engine's state is the body
@@ -43,22 +45,18 @@ library hands every call a mutable reference to the engine, so two threads must 
 
 from __future__ import annotations
 
-import ctypes
-import logging
+import hashlib
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
-from pathlib import Path
 from typing import Any
 
 import orjson
-import yggdrasil_engine
 
 from client_api.selectors import ClientFeaturesBody, client_features, now
+from evaluation.yggdrasil import Engine, answer_value
 from flagadmin.core.tokens import current_revision
-
-logger = logging.getLogger("evaluation.engine")
 
 EVERY_PROJECT = ("*",)
 
@@ -90,79 +88,12 @@ DISABLED_VARIANT = VariantDecision(
 )
 
 
-class EngineError(RuntimeError):
-    """The engine refused a state or a question (an invalid payload or context)."""
-
-
-# --- the library's C interface ------------------------------------------------------------------
-
-
-def _library() -> ctypes.CDLL:
-    folder = Path(yggdrasil_engine.__file__).resolve().parent / "lib"
-    library = ctypes.CDLL(str(next(folder.glob("*yggdrasilffi.*"))))
-    library.new_engine.argtypes = []
-    library.new_engine.restype = ctypes.c_void_p
-    library.free_engine.argtypes = [ctypes.c_void_p]
-    library.free_engine.restype = None
-    library.take_state.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-    library.take_state.restype = ctypes.c_void_p
-    library.check_variant.argtypes = [ctypes.c_void_p] + [ctypes.c_char_p] * 3
-    library.check_variant.restype = ctypes.c_void_p
-    library.free_response.argtypes = [ctypes.c_void_p]
-    library.free_response.restype = None
-    return library
-
-
-_lib = _library()
-# Results of custom strategies: flagadmin serves only built-in ones, so none.
-_NO_CUSTOM_RESULTS = b"{}"
-
-
-def _answer(pointer: int) -> dict[str, Any]:
-    """The library's JSON answer at `pointer` (`{status_code, value, error_message}`), freed."""
-    try:
-        return orjson.loads(ctypes.string_at(pointer))
-    finally:
-        _lib.free_response(pointer)
-
-
-class _Engine:
-    """One Yggdrasil engine holding one state; freed with the object."""
-
-    def __init__(self, state: bytes) -> None:
-        self.pointer = _lib.new_engine()
-        self.lock = threading.Lock()
-        answer = _answer(_lib.take_state(self.pointer, state))
-        if answer["status_code"] != "Ok":
-            # Warnings about single rules (a constraint the engine cannot compile) still leave
-            # every other flag in the state; the engine decides those rules as not matching.
-            logger.warning("yggdrasil took the client payload with: %s", answer["error_message"])
-
-    def __del__(self) -> None:
-        pointer, self.pointer = getattr(self, "pointer", None), None
-        if pointer:
-            _lib.free_engine(pointer)
-
-    def variant(self, name: bytes, context: bytes) -> bytes:
-        """The engine's answer about one flag's variant, as the JSON it writes (see
-        `_variant_of`). Call with `self.lock` held."""
-        pointer = _lib.check_variant(self.pointer, name, context, _NO_CUSTOM_RESULTS)
-        try:
-            return ctypes.string_at(pointer)
-        finally:
-            _lib.free_response(pointer)
-
-
 def _variant_of(answer: bytes) -> VariantDecision | None:
-    """`{status_code, value: {name, enabled, featureEnabled, payload?}, error_message}`: the
-    variant; None for a flag the engine does not know."""
-    found = orjson.loads(answer)
-    status = found["status_code"]
-    if status == "NotFound":
+    """The variant in an engine's answer (`{name, enabled, featureEnabled, payload?}`); None
+    for a flag the engine does not know."""
+    value = answer_value(answer)
+    if value is None:
         return None
-    if status != "Ok":
-        raise EngineError(found["error_message"])
-    value = found["value"]
     return VariantDecision(
         name=value["name"],
         enabled=bool(value.get("enabled")),
@@ -211,6 +142,18 @@ def sdk_context(context: Mapping[str, Any]) -> dict[str, Any]:
     return found
 
 
+def encode_context(context: Mapping[str, Any]) -> bytes:
+    """`context` as the engine reads it: `sdk_context`'s form, as JSON. `decide_all` and
+    `decide` take it encoded too, for a caller that asks several engines with one context."""
+    return orjson.dumps(sdk_context(context))
+
+
+def features_digest(features: list[dict[str, Any]]) -> str:
+    """What identifies a client payload's flags (`features`, as built or as parsed back from
+    the body): a hash of their compact JSON, keys in their order."""
+    return hashlib.blake2b(orjson.dumps(features), digest_size=16).hexdigest()
+
+
 # --- one state -----------------------------------------------------------------------------------
 
 
@@ -239,9 +182,11 @@ class PayloadEngine:
     def __init__(self, body: bytes, *, etag: str = "", built_at: float = 0.0) -> None:
         self.etag = etag
         self.built_at = built_at
-        self._engine = _Engine(body)
+        self._engine = Engine(body)
+        features = orjson.loads(body)["features"]
+        self.digest = features_digest(features)
         flags = []
-        for feature in orjson.loads(body)["features"]:
+        for feature in features:
             name, project = feature["name"], feature.get("project") or "default"
             impression_data = bool(feature.get("impressionData"))
             flags.append(
@@ -274,15 +219,20 @@ class PayloadEngine:
             return self._by_project.get(next(iter(wanted)), ())
         return [flag for flag in self._flags if flag.project in wanted]
 
+    def is_on(self, name: str) -> bool:
+        """Whether the flag is enabled in the environment (not archived, known)."""
+        flag = self._by_name.get(name)
+        return flag is not None and flag.enabled
+
     def decide_all(
         self,
-        context: Mapping[str, Any],
+        context: Mapping[str, Any] | bytes,
         projects: Iterable[str] | None = None,
         *,
         only_enabled: bool = False,
     ) -> list[FlagDecision]:
         flags = self.flags_of(projects)
-        encoded = orjson.dumps(sdk_context(context))
+        encoded = context if isinstance(context, bytes) else encode_context(context)
         decisions: list[FlagDecision] = []
         with self._engine.lock:
             for flag in flags:
@@ -295,13 +245,13 @@ class PayloadEngine:
                     decisions.append(decision)
         return decisions
 
-    def decide(self, name: str, context: Mapping[str, Any]) -> FlagDecision | None:
+    def decide(self, name: str, context: Mapping[str, Any] | bytes) -> FlagDecision | None:
         flag = self._by_name.get(name)
         if flag is None:
             return None
         if not flag.enabled:
             return flag.off
-        encoded = orjson.dumps(sdk_context(context))
+        encoded = context if isinstance(context, bytes) else encode_context(context)
         with self._engine.lock:
             return self._decide(flag, encoded)
 

@@ -194,6 +194,8 @@ UNLEASH_TAGS = {
     "/api/admin/service-account": "Service Accounts",
     "/api/admin/service-account/{id}/token": "Service Accounts",
     "/api/admin/user-admin": "Users",
+    "/api/admin/playground": "Playground",
+    "/api/admin/playground/advanced": "Playground",
 }
 
 
