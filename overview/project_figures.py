@@ -220,6 +220,59 @@ def _young_per_project(vendor: str) -> tuple[list[str], list[str]]:
     return young, first
 
 
+@dataclass(frozen=True, slots=True)
+class FigureColumn:
+    """A column of the figures' statement: its name (its alias in the statement, and how every
+    reader takes it from a row), and whether it is a time (SQLite's driver gives those naive,
+    or as text)."""
+
+    name: str
+    time: bool = False
+
+
+# The figures' statement's columns, in the order of its SELECT list, which `_figures_sql`
+# writes from this declaration (each expression found by name); with `aging`, the
+# `AGING_COLUMNS` follow. Rows are read through `COLUMN`, never by a written-out position.
+FIGURE_COLUMNS = (
+    FigureColumn("id"),
+    FigureColumn("name"),
+    FigureColumn("description"),
+    FigureColumn("mode"),
+    FigureColumn("default_stickiness"),
+    FigureColumn("created_at", time=True),
+    FigureColumn("updated_at", time=True),
+    FigureColumn("archived_at", time=True),
+    FigureColumn("feature_count"),
+    FigureColumn("stale_count"),
+    FigureColumn("potentially_stale_count"),
+    FigureColumn("member_count"),
+    FigureColumn("last_flag_event_at", time=True),
+    FigureColumn("last_flag_seen_at", time=True),
+)
+# Per lifetime group, the creation time of the project's oldest young flag of the group.
+AGING_COLUMNS = tuple(
+    FigureColumn(f"oldest_young_{group}", time=True) for group in range(len(lifetime_groups()))
+)
+# A column's name -> its index in the statement's rows.
+COLUMN = {figure.name: index for index, figure in enumerate(FIGURE_COLUMNS + AGING_COLUMNS)}
+# The time columns' indexes (`_aware`), and the aging columns' (`_computed`).
+TIME_COLUMNS = tuple(
+    COLUMN[figure.name] for figure in FIGURE_COLUMNS + AGING_COLUMNS if figure.time
+)
+AGING = slice(len(FIGURE_COLUMNS), None)
+# The two columns every row is looked up by.
+_ID, _NAME = COLUMN["id"], COLUMN["name"]
+
+
+def _select_list(expressions: dict[str, str], aging: bool) -> str:
+    """The SELECT list of the figures' statement: each declared column's expression, in the
+    declared order, under the column's name."""
+    columns = FIGURE_COLUMNS + (AGING_COLUMNS if aging else ())
+    if expressions.keys() != {figure.name for figure in columns}:
+        raise ValueError(f"expressions for {sorted(expressions)}, columns {columns}")
+    return ",\n       ".join(f'{expressions[figure.name]} AS "{figure.name}"' for figure in columns)
+
+
 @lru_cache(maxsize=128)
 def _figures_sql(condition: str, vendor: str, aging: bool = False, few: bool = False) -> str:
     """The projects matching `condition` with their figures (see the module's docstring), in
@@ -256,7 +309,7 @@ def _figures_sql(condition: str, vendor: str, aging: bool = False, few: bool = F
         potentially_stale = " + ".join(
             f"COALESCE(counted.aging_{g}, 0) - ({young[g]})" for g in range(len(groups))
         )
-        firsts = "".join(f", ({first[g]})" for g in range(len(groups))) if aging else ""
+        firsts = [f"({first[g]})" for g in range(len(groups))]
         fresh_joins = ""
     else:
         potentially_stale = " + ".join(
@@ -265,18 +318,33 @@ def _figures_sql(condition: str, vendor: str, aging: bool = False, few: bool = F
         )
         # When the oldest of them outlives its type's lifetime, the figures change with no
         # write.
-        firsts = "".join(f", fresh_{g}.first" for g in range(len(groups))) if aging else ""
+        firsts = [f"fresh_{g}.first" for g in range(len(groups))]
         # Per lifetime, its types' flags younger than it: one range scan of `feature_fresh`
         # (type, created_at) each, over the last 7 or 40 days only.
         fresh_joins = _fresh_joins(vendor)
+    # The project's own fields, each under its field's name, then its figures.
+    project_fields = (
+        "id",
+        "name",
+        "description",
+        "mode",
+        "default_stickiness",
+        "created_at",
+        "updated_at",
+        "archived_at",
+    )
+    expressions = {name: p(name) for name in project_fields} | {
+        "feature_count": "CAST(COALESCE(counted.flags, 0) AS BIGINT)",
+        "stale_count": "CAST(COALESCE(counted.stale, 0) AS BIGINT)",
+        "potentially_stale_count": f"CAST({potentially_stale or '0'} AS BIGINT)",
+        "member_count": f"COALESCE(members.{column(ProjectMemberCount, 'total')}, 0)",
+        "last_flag_event_at": f"activity.{column(ProjectFlagActivity, 'last_flag_event_at')}",
+        "last_flag_seen_at": f"activity.{column(ProjectFlagActivity, 'last_flag_seen_at')}",
+    }
+    if aging:
+        expressions.update(zip((figure.name for figure in AGING_COLUMNS), firsts, strict=True))
     return f"""
-SELECT {p("id")}, {p("name")}, {p("description")}, {p("mode")}, {p("default_stickiness")},
-       {p("created_at")}, {p("updated_at")}, {p("archived_at")},
-       CAST(COALESCE(counted.flags, 0) AS BIGINT), CAST(COALESCE(counted.stale, 0) AS BIGINT),
-       CAST({potentially_stale or "0"} AS BIGINT),
-       COALESCE(members.{column(ProjectMemberCount, "total")}, 0),
-       activity.{column(ProjectFlagActivity, "last_flag_event_at")},
-       activity.{column(ProjectFlagActivity, "last_flag_seen_at")}{firsts}
+SELECT {_select_list(expressions, aging)}
   FROM {project} p
   LEFT JOIN (SELECT {c("project")} AS project_id, SUM({c("total")}) AS flags,
               SUM({c("total")}) FILTER (WHERE {c("stale")} = TRUE) AS stale{aging_sums}
@@ -304,17 +372,12 @@ def _params(now: datetime, project_id: str | None, ids: Sequence[str]) -> dict[s
     return params
 
 
-# Of the figures' rows: created, updated, archived, last event, last seen, then the first
-# young flag's creation per lifetime.
-DATETIME_COLUMNS = (5, 6, 7, 12, 13, *range(14, 14 + len(lifetime_groups())))
-
-
 def _aware(row: tuple) -> tuple:
     """A row from SQLite with its datetimes as PostgreSQL's driver gives them: aware, in UTC.
     SQLite's driver gives naive UTC datetimes (and text for computed values)."""
     values = list(row)
-    # The first young flags' columns are there only when the statement asked for them.
-    for index in (index for index in DATETIME_COLUMNS if index < len(values)):
+    # The aging columns are there only when the statement asked for them.
+    for index in (index for index in TIME_COLUMNS if index < len(values)):
         value = values[index]
         if isinstance(value, str):
             value = parse_datetime(value)
@@ -435,46 +498,29 @@ def _read(
 
 def _project(row: tuple, owners: Sequence[tuple], favorite: bool) -> dict[str, Any]:
     """A project's entry from its row of `_figures_sql` and its rows of `owners_sql`."""
-    (
-        pid,
-        name,
-        description,
-        mode,
-        stickiness,
-        created_at,
-        updated_at,
-        archived_at,
-        features,
-        stale,
-        potentially_stale,
-        members,
-        last_updated,
-        last_seen,
-        *_,
-    ) = row
+    at = COLUMN
+    features = row[at["feature_count"]]
+    stale = row[at["stale_count"]]
+    potentially_stale = row[at["potentially_stale_count"]]
     return {
         "favorite": favorite,
-        "id": pid,
-        "name": name,
-        "description": description,
+        "id": row[_ID],
+        "name": row[_NAME],
+        "description": row[at["description"]],
         "health": health(features, stale, potentially_stale),
         "featureCount": features,
         "staleFeatureCount": stale,
         "potentiallyStaleFeatureCount": potentially_stale,
-        "memberCount": members,
-        "mode": mode,
-        "defaultStickiness": stickiness,
-        "createdAt": created_at,
-        "updatedAt": updated_at,
-        "lastUpdatedAt": last_updated,
-        "archivedAt": archived_at,
-        "lastReportedFlagUsage": last_seen,
+        "memberCount": row[at["member_count"]],
+        "mode": row[at["mode"]],
+        "defaultStickiness": row[at["default_stickiness"]],
+        "createdAt": row[at["created_at"]],
+        "updatedAt": row[at["updated_at"]],
+        "lastUpdatedAt": row[at["last_flag_event_at"]],
+        "archivedAt": row[at["archived_at"]],
+        "lastReportedFlagUsage": row[at["last_flag_seen_at"]],
         "owners": owner_entries(owners),
     }
-
-
-# Of the figures' rows, the first young flag's creation per lifetime (with `aging`).
-FIRSTS = slice(14, None)
 
 
 def _computed(
@@ -506,8 +552,8 @@ def _computed(
     read.rows.sort(key=sort_key)
     return [
         (
-            _project(row, read.owners.get(row[0], ()), row[0] in read.favorites),
-            _aging_at(row[FIRSTS]) if aging else None,
+            _project(row, read.owners.get(row[_ID], ()), row[_ID] in read.favorites),
+            _aging_at(row[AGING]) if aging else None,
         )
         for row in read.rows
     ]
@@ -516,7 +562,7 @@ def _computed(
 def sort_key(row: tuple) -> tuple[str, str]:
     """The list's order of a project from its row: by name case-insensitively, then id (see
     `_computed`)."""
-    return row[1].casefold(), row[0]
+    return row[_NAME].casefold(), row[_ID]
 
 
 def _aging_at(firsts: Sequence[datetime | None]) -> datetime | None:
@@ -671,12 +717,12 @@ def _computed_list_body(scope: str, user_id: int | None) -> bytes:
     with _read_snapshot() as run:
         read = _read(run, scope=scope, now=timezone.now(), favorites_of=user_id)
     encoded_entries = _encoded_entries[scope]
-    entries = [_encoded(encoded_entries, row, read.owners.get(row[0], ())) for row in read.rows]
+    entries = [_encoded(encoded_entries, row, read.owners.get(row[_ID], ())) for row in read.rows]
     entries.sort(key=lambda entry: entry.sort_key)
     if len(encoded_entries) > 2 * len(entries) + 1000:
         # Projects deleted or moved to the other scope: drop theirs, keep the listed ones. The
         # keys are copied in one step: iterating the dict fails when a thread adds meanwhile.
-        listed = {row[0] for row in read.rows}
+        listed = {row[_ID] for row in read.rows}
         for project_id in [key for key in list(encoded_entries) if key not in listed]:
             encoded_entries.pop(project_id, None)
     return _list_body(entries, read.favorites)
@@ -706,7 +752,7 @@ def _encoded(
     what is read is compared whole, never assumed unchanged. At 1,000 projects, building and
     encoding every entry was about a quarter of the computed list's Python time."""
     source = (row, tuple(owners))
-    entry = encoded_entries.get(row[0])
+    entry = encoded_entries.get(row[_ID])
     if entry is not None and entry.source == source:
         return entry
     project = _project(row, owners, favorite=False)
@@ -717,7 +763,7 @@ def _encoded(
         encoded_favorite=encoded_favorite,
         encoded=encoded,
     )
-    encoded_entries[row[0]] = entry
+    encoded_entries[row[_ID]] = entry
     return entry
 
 

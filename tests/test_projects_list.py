@@ -6,11 +6,21 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from features.models import FeatureType
 from flagadmin.core.models import Role
-from overview.project_figures import health
+from overview.project_figures import (
+    AGING_COLUMNS,
+    COLUMN,
+    FIGURE_COLUMNS,
+    _figures_sql,
+    _params,
+    _select_list,
+    health,
+    scope_condition,
+)
 from projects.models import Project
 from projects.serializers import ProjectSchemaSerializer
 from tests.conftest import assert_error
@@ -470,3 +480,34 @@ def test_list_projects__query_count__same_bound_at_every_size(
 
     assert response.status_code == 200
     assert len(response.json()["projects"]) == projects + 1
+
+
+@pytest.mark.parametrize("few", [False, True], ids=["scan", "few"])
+@pytest.mark.parametrize("aging", [False, True], ids=["figures", "aging"])
+def test_figures_statement__every_variant__its_columns_named_as_declared(few, aging):
+    ProjectFactory(id="named", name="Named")
+    statement = _figures_sql(scope_condition("ids", 1), connection.vendor, aging, few)
+
+    with connection.cursor() as cursor:
+        cursor.execute(statement, _params(timezone.now(), None, ["named"]))
+        names = [column[0] for column in cursor.description]
+        rows = cursor.fetchall()
+
+    declared = FIGURE_COLUMNS + (AGING_COLUMNS if aging else ())
+    assert names == [figure.name for figure in declared]
+    assert [(row[COLUMN["id"]], row[COLUMN["name"]]) for row in rows] == [("named", "Named")]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(lambda expressions: expressions.pop("member_count"), id="one-missing"),
+        pytest.param(lambda expressions: expressions.update(extra="1"), id="one-undeclared"),
+    ],
+)
+def test_figures_select_list__expressions_other_than_the_declared_columns__refused(change):
+    expressions = {figure.name: "NULL" for figure in FIGURE_COLUMNS}
+    change(expressions)
+
+    with pytest.raises(ValueError, match="expressions for"):
+        _select_list(expressions, aging=False)
