@@ -211,9 +211,21 @@ def start_stack(tmp_path) -> Iterator:
 # --- signals and death -----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_stack__stop_signal__both_stop_and_it_exits_0(start_stack, signum):
-    stack = start_stack()
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@pytest.mark.parametrize(
+    ("signum", "popen"),
+    [
+        pytest.param(signal.SIGTERM, {}, id="SIGTERM"),
+        pytest.param(signal.SIGINT, {}, id="SIGINT"),
+        # A shell starts a background job with SIGINT ignored; `kill -INT` still stops it.
+        pytest.param(signal.SIGINT, {"preexec_fn": _ignore_sigint}, id="SIGINT-background-job"),
+    ],
+)
+def test_stack__stop_signal__both_stop_and_it_exits_0(start_stack, signum, popen):
+    stack = start_stack(**popen)
     processes = stack.processes()
     assert set(_children_named(stack)) == {"nginx", "gunicorn"}
     assert len(processes) >= 4  # each master and its worker(s)

@@ -395,10 +395,12 @@ class Stack:
         self._wake_write.setblocking(False)
         self.relay.selector.register(wake_read, selectors.EVENT_READ, lambda: _drain(wake_read))
         signal.set_wakeup_fd(self._wake_write.fileno(), warn_on_full_buffer=False)
-        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            # Under nohup SIGHUP stays ignored, as that asks.
-            if signal.getsignal(signum) != signal.SIG_IGN:
-                signal.signal(signum, self._on_signal)
+        # SIGINT too where it was ignored (a shell's background job): it is how many stop it.
+        # Under nohup SIGHUP stays ignored, as that asks.
+        signal.signal(signal.SIGTERM, self._on_signal)
+        signal.signal(signal.SIGINT, self._on_signal)
+        if signal.getsignal(signal.SIGHUP) != signal.SIG_IGN:
+            signal.signal(signal.SIGHUP, self._on_signal)
 
     def _on_signal(self, signum: int, frame: object) -> None:
         self._signals.append(signum)
