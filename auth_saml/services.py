@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from auth_saml.certificates import certificate_fingerprint, private_key_fingerprint
 from auth_saml.models import SP_KEY_REDACTED, ConsumedAssertion, SamlSettings
+from flagadmin.core.actors import Actor
 from flagadmin.core.audit import record_event
 from flagadmin.core.db import held_ids, members_lock
 from flagadmin.core.models import AccountType, User
@@ -74,7 +75,7 @@ def _camel(name: str) -> str:
     return head + "".join(part.title() for part in rest)
 
 
-def store_saml_settings(*, values: Mapping[str, Any], actor: object) -> SamlSettings:
+def store_saml_settings(*, values: Mapping[str, Any], actor: Actor) -> SamlSettings:
     """Replace the settings with `values` (validated, snake_case; `sp_private_key` for the
     key) and record `setting-created` (first time) or `setting-updated`."""
     now = timezone.now()

@@ -34,6 +34,7 @@ from features.models import (
 from features.services import set_feature_environment_variants, tag_feature, untag_feature
 from features.strategy_services import set_feature_environment_enabled
 from flagadmin.api.errors import InvalidOperationError, NotFoundError
+from flagadmin.core.actors import Actor
 from flagadmin.core.admin_audit import json_safe
 from flagadmin.core.admin_fields import LinesField
 
@@ -130,7 +131,7 @@ class FeatureStrategySegmentInline(admin.TabularInline):
 # --- saving the flag page's inlines through the services --------------------------------------
 
 
-def save_environment_rows(feature: Feature, formset: Any, *, actor: object) -> None:
+def save_environment_rows(feature: Feature, formset: Any, *, actor: Actor) -> None:
     """Variants and on/off of the flag's environment rows that changed."""
     for row in formset.forms:
         if row.instance.pk is None or not row.has_changed():
@@ -152,7 +153,7 @@ def save_environment_rows(feature: Feature, formset: Any, *, actor: object) -> N
             )
 
 
-def save_tag_rows(feature: Feature, formset: Any, *, actor: object) -> None:
+def save_tag_rows(feature: Feature, formset: Any, *, actor: Actor) -> None:
     """Tags removed, added, or replaced by another (an untag, then a tag)."""
     for row in formset.forms:
         old_tag = row.initial.get("tag")
@@ -167,7 +168,7 @@ def save_tag_rows(feature: Feature, formset: Any, *, actor: object) -> None:
         tag_feature(feature=feature, tag=row.cleaned_data["tag"], actor=actor)
 
 
-def save_dependency_rows(feature: Feature, formset: Any, *, actor: object) -> list[str]:
+def save_dependency_rows(feature: Feature, formset: Any, *, actor: Actor) -> list[str]:
     """Parents removed, added, changed, or replaced by another (a removal, then a set). Returns
     what was refused (a parent archived since the form was checked), for the page to say."""
     refused = []

@@ -10,10 +10,11 @@ from features.dependency_services import add_feature_dependency
 from features.models import Feature, FeatureEnvironment, FeatureStrategy
 from features.services import create_feature
 from features.strategy_services import add_feature_strategy
+from flagadmin.core.actors import Actor
 
 
 def clone_feature(
-    *, source: Feature, name: str, replace_group_id: bool = True, actor: object
+    *, source: Feature, name: str, replace_group_id: bool = True, actor: Actor
 ) -> Feature:
     """Create flag `name` in the source's project as a copy of `source`, as Unleash does: the
     same type, description and impression data (`feature-created`); the same dependencies on

@@ -9,6 +9,7 @@ from django.db import transaction
 from features.locks import lock_flags
 from features.models import Feature, FeatureDependency
 from flagadmin.api.errors import InvalidOperationError, NotFoundError
+from flagadmin.core.actors import Actor
 from flagadmin.core.audit import record_event
 
 FEATURE_DEPENDENCY_ADDED = "feature-dependency-added"
@@ -57,7 +58,7 @@ def add_feature_dependency(
     parent_name: str,
     enabled: bool = True,
     variants: list[str] | None = None,
-    actor: object,
+    actor: Actor,
 ) -> None:
     """Make the flag `child_name` depend on `parent_name` (or change how), recording
     `feature-dependency-added`. A parent that `dependency_problem` refuses raises its error,
@@ -89,7 +90,7 @@ def add_feature_dependency(
 
 
 def set_feature_dependency(
-    *, child: Feature, parent: Feature, enabled: bool, variants: list, actor: object
+    *, child: Feature, parent: Feature, enabled: bool, variants: list, actor: Actor
 ) -> None:
     """`add_feature_dependency` for flags at hand (the Django admin's dependency rows)."""
     add_feature_dependency(
@@ -102,7 +103,7 @@ def set_feature_dependency(
     )
 
 
-def remove_feature_dependency(*, child: Feature, parent: Feature, actor: object) -> bool:
+def remove_feature_dependency(*, child: Feature, parent: Feature, actor: Actor) -> bool:
     """`child` no longer depends on `parent` (`feature-dependency-removed`); whether it did."""
     return remove_feature_dependency_by_name(
         project_id=child.project_id, child_name=child.name, parent_name=parent.name, actor=actor
@@ -110,7 +111,7 @@ def remove_feature_dependency(*, child: Feature, parent: Feature, actor: object)
 
 
 def remove_feature_dependency_by_name(
-    *, project_id: str, child_name: str, parent_name: str, actor: object
+    *, project_id: str, child_name: str, parent_name: str, actor: Actor
 ) -> bool:
     """The flag `child_name` of `project_id` no longer depends on `parent_name`
     (`feature-dependency-removed`); False when it did not."""
@@ -129,7 +130,7 @@ def remove_feature_dependency_by_name(
     return bool(deleted)
 
 
-def remove_feature_dependencies(*, project_id: str, child_name: str, actor: object) -> bool:
+def remove_feature_dependencies(*, project_id: str, child_name: str, actor: Actor) -> bool:
     """The flag `child_name` of `project_id` depends on no flag any more
     (`feature-dependencies-removed`); False when it depended on none."""
     with transaction.atomic():

@@ -22,13 +22,14 @@ from flagadmin.api.errors import (
     InvalidOperationError,
     NotFoundError,
 )
+from flagadmin.core.actors import Actor
 
 # The fields of a flag that `updateFeature` and `patchFeature` change; the document's other
 # fields (name, project, createdAt, archived) are read only.
 METADATA_FIELDS = ("description", "type", "stale", "impression_data")
 
 
-def update_flag_metadata(*, feature: Feature, changes: Mapping[str, Any], actor: object) -> Feature:
+def update_flag_metadata(*, feature: Feature, changes: Mapping[str, Any], actor: Actor) -> Feature:
     """Change the flag's `changes` (keys of `METADATA_FIELDS`; others stay as stored). Records
     `feature-metadata-updated` with the values before and after and, when the stale state
     changed, `feature-stale-on` or `feature-stale-off` (both `update_feature_metadata`'s). An
@@ -45,7 +46,7 @@ def update_flag_metadata(*, feature: Feature, changes: Mapping[str, Any], actor:
     return updated
 
 
-def set_flags_stale(*, project_id: str, names: Sequence[str], stale: bool, actor: object) -> None:
+def set_flags_stale(*, project_id: str, names: Sequence[str], stale: bool, actor: Actor) -> None:
     """Mark the named flags of the project stale or not, one `feature-stale-on` or
     `feature-stale-off` event per flag that changed. Names of no flag are ignored; a flag of
     another project is 403 `InvalidOperationError` and changes nothing, as Unleash answers."""
@@ -66,7 +67,7 @@ def set_flags_stale(*, project_id: str, names: Sequence[str], stale: bool, actor
             record_stale_change(feature, actor=actor)
 
 
-def revive_flag(*, name: str, actor: object) -> None:
+def revive_flag(*, name: str, actor: Actor) -> None:
     """Bring the archived flag back, as `revive_features` does (disabled everywhere,
     `feature-revived`). A flag that is not archived is left as it is. 404 for no such flag."""
     feature = Feature.objects.filter(name=name).select_related("project").first()
@@ -75,7 +76,7 @@ def revive_flag(*, name: str, actor: object) -> None:
     revive_features(project=feature.project, names=[name], actor=actor)
 
 
-def delete_archived_flag(*, name: str, actor: object) -> None:
+def delete_archived_flag(*, name: str, actor: Actor) -> None:
     """Delete the archived flag for good, as `delete_features` does (`feature-deleted`; 403
     when another flag depends on it). No such flag, or an active one: nothing changes."""
     feature = Feature.objects.filter(name=name).select_related("project").first()

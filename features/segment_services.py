@@ -16,7 +16,7 @@ from django.db.models import Count, Q, QuerySet
 from features.limits import check_segment_count, segment_values_problem
 from features.models import FeatureStrategy, FeatureStrategySegment, Segment
 from flagadmin.api.errors import ApiError, NameExistsError, NotFoundError, ValidationError
-from flagadmin.api.principals import audit_actor
+from flagadmin.core.actors import Actor, audit_identity
 from flagadmin.core.audit import event_time, record_event
 from flagadmin.core.db import unique_or_conflict
 from projects.models import Project
@@ -117,7 +117,7 @@ def create_segment(
     description: str | None,
     project_id: str | None,
     constraints: list[dict],
-    actor: object,
+    actor: Actor,
 ) -> Segment:
     """Create a segment (`segment-created`). Refused as Unleash refuses it, in its order: the
     limit of segments (400 `ExceedsLimitError`), the values in all, an empty or taken name
@@ -136,7 +136,7 @@ def create_segment(
                 description=description,
                 project_id=project_id or None,
                 constraints=constraints,
-                created_by=audit_actor(actor)[0],
+                created_by=audit_identity(actor).name,
             )
         record_event(
             SEGMENT_CREATED, actor=actor, project=segment.project_id, data=segment_data(segment)
@@ -151,7 +151,7 @@ def update_segment(
     description: str | None,
     project_id: str | None,
     constraints: list[dict],
-    actor: object,
+    actor: Actor,
     keep_description: bool = False,
 ) -> Segment:
     """Replace a segment's name, project and constraints (`segment-updated`); its description
@@ -185,7 +185,7 @@ def update_segment(
     return segment
 
 
-def delete_segment(*, segment_id: int | None, actor: object) -> None:
+def delete_segment(*, segment_id: int | None, actor: Actor) -> None:
     """Delete a segment (`segment-deleted`). While a strategy of an active flag uses it, 409
     (`SegmentInUseError`); strategies of archived flags lose it, as in Unleash (its foreign
     key cascades). No such segment: 404."""

@@ -29,7 +29,7 @@ from flagadmin.api.errors import (
     NotFoundError,
     ValidationError,
 )
-from flagadmin.api.principals import acting_user_id
+from flagadmin.core.actors import Actor, acting_user_id
 from flagadmin.core.audit import build_event, event_time, record_event
 from flagadmin.core.db import atomic_retrying_conflicts
 from projects.models import Project
@@ -110,7 +110,7 @@ def create_feature(
     description: str | None = None,
     impression_data: bool = False,
     tags: Sequence[tuple[str, str]] = (),
-    actor: object,
+    actor: Actor,
 ) -> Feature:
     """Create flag `name` in project `project_id` with one disabled environment entry per
     environment enabled in the project, lifecycle stage `initial`, its tags (tag types must
@@ -179,7 +179,7 @@ def create_feature(
     )
 
 
-def _created_event(feature: Feature, *, tag_list: list[dict[str, str]], actor: object):
+def _created_event(feature: Feature, *, tag_list: list[dict[str, str]], actor: Actor):
     """The `feature-created` event of a new flag, unsaved (written with the flag's rows)."""
     return build_event(
         FEATURE_CREATED,
@@ -236,7 +236,7 @@ def refuse_orphaning(names: Collection[str], *, leaving: Collection[str] = ()) -
         )
 
 
-def archive_feature(*, feature: Feature, actor: object, dependents_checked: bool = False) -> None:
+def archive_feature(*, feature: Feature, actor: Actor, dependents_checked: bool = False) -> None:
     """Archive the flag: its name stays taken, it leaves the project's active flags, it enters
     lifecycle stage `archived`, and its own dependencies on parents go. Archiving an archived
     flag changes nothing and records nothing. A flag other flags depend on is refused
@@ -277,7 +277,7 @@ def update_feature_metadata(
     type: str,
     stale: bool,
     impression_data: bool,
-    actor: object,
+    actor: Actor,
 ) -> Feature:
     """Change what describes the flag; records `feature-metadata-updated` with the values
     before and after, or nothing when nothing changed, and, when the stale state changed,
@@ -306,7 +306,7 @@ def update_feature_metadata(
     return current
 
 
-def record_stale_change(feature: Feature, *, actor: object) -> None:
+def record_stale_change(feature: Feature, *, actor: Actor) -> None:
     """Record the flag's new stale state, `feature-stale-on` or `feature-stale-off`."""
     record_event(
         FEATURE_STALE_ON if feature.stale else FEATURE_STALE_OFF,
@@ -318,7 +318,7 @@ def record_stale_change(feature: Feature, *, actor: object) -> None:
 
 
 def set_feature_environment_variants(
-    *, feature: Feature, environment: str, variants: list, actor: object
+    *, feature: Feature, environment: str, variants: list, actor: Actor
 ) -> None:
     """Replace the flag's variants in one environment, their weights fixed and sorted as Unleash
     stores them (`fix_variant_weights`); records `feature-environment-variants-updated` with
@@ -343,7 +343,7 @@ def set_feature_environment_variants(
         )
 
 
-def tag_feature(*, feature: Feature, tag: Tag, actor: object) -> None:
+def tag_feature(*, feature: Feature, tag: Tag, actor: Actor) -> None:
     """Tag the flag (`feature-tagged`); a tag it already has changes nothing."""
     with transaction.atomic():
         _, created = FeatureTag.objects.get_or_create(
@@ -360,7 +360,7 @@ def tag_feature(*, feature: Feature, tag: Tag, actor: object) -> None:
             )
 
 
-def untag_feature(*, feature: Feature, tag: Tag, actor: object) -> None:
+def untag_feature(*, feature: Feature, tag: Tag, actor: Actor) -> None:
     """Remove a tag from the flag (`feature-untagged`)."""
     with transaction.atomic():
         tags_before = tags_of(feature)
@@ -376,7 +376,7 @@ def untag_feature(*, feature: Feature, tag: Tag, actor: object) -> None:
             )
 
 
-def delete_archived_feature(*, feature: Feature, actor: object) -> None:
+def delete_archived_feature(*, feature: Feature, actor: Actor) -> None:
     """Delete an archived flag for good (`feature-deleted`), as Unleash allows only for
     archived flags. Raises ValueError for a flag that is not archived."""
     with transaction.atomic():
@@ -390,7 +390,7 @@ def delete_archived_feature(*, feature: Feature, actor: object) -> None:
         _delete_locked(current, actor)
 
 
-def _delete_locked(feature: Feature, actor: object) -> None:
+def _delete_locked(feature: Feature, actor: Actor) -> None:
     """Delete `feature` (archived, locked with its rows) and record `feature-deleted`."""
     tags = tags_of(feature)
     pre_data = {**_metadata(feature), "archived": True}
@@ -424,7 +424,7 @@ def _locked_flags_of_project(project: Project, names: Sequence[str]) -> list[Fea
     return found
 
 
-def archive_features(*, project: Project, names: Sequence[str], actor: object) -> None:
+def archive_features(*, project: Project, names: Sequence[str], actor: Actor) -> None:
     """Archive the named flags of `project` (each as `archive_feature`). Unknown names and
     flags archived already are skipped, as Unleash does; a flag of another project is 400."""
 
@@ -437,7 +437,7 @@ def archive_features(*, project: Project, names: Sequence[str], actor: object) -
     atomic_retrying_conflicts(archive)
 
 
-def delete_features(*, project: Project, names: Sequence[str], actor: object) -> None:
+def delete_features(*, project: Project, names: Sequence[str], actor: Actor) -> None:
     """Delete the named archived flags of `project` for good, one `feature-deleted` event each
     (as `delete_archived_feature`). Unknown names and active flags are skipped, as Unleash
     does; a flag of another project is 400; a flag others depend on is refused
@@ -453,7 +453,7 @@ def delete_features(*, project: Project, names: Sequence[str], actor: object) ->
     atomic_retrying_conflicts(delete)
 
 
-def revive_features(*, project: Project, names: Sequence[str], actor: object) -> None:
+def revive_features(*, project: Project, names: Sequence[str], actor: Actor) -> None:
     """Bring the named archived flags of `project` back, disabled in every environment (as
     Unleash revives them), out of lifecycle stage `archived`; one `feature-revived` event each.
     Unknown names and active flags are skipped; a flag of another project is 400."""

@@ -27,6 +27,7 @@ from features.services import (
 from features.validators import SORT_ORDER_MAX
 from features.variants import fix_variant_weights
 from flagadmin.api.errors import ArchivedFeatureError, NotFoundError, ValidationError
+from flagadmin.core.actors import Actor
 from flagadmin.core.audit import record_event
 from flagadmin.core.db import atomic_retrying_conflicts
 
@@ -63,7 +64,7 @@ def _record_strategy_event(
     *,
     feature: Feature,
     environment: str,
-    actor: object,
+    actor: Actor,
     strategy: FeatureStrategy | None = None,
     before: dict | None = None,
 ) -> None:
@@ -105,7 +106,7 @@ def _new_strategy(
     title: str | None,
     disabled: bool,
     sort_order: int | None,
-    actor: object,
+    actor: Actor,
 ) -> FeatureStrategy:
     """Insert a strategy and its `feature-strategy-add` event; call inside a transaction that
     holds the flag environment's lock (so two additions never take the same sort order)."""
@@ -165,7 +166,7 @@ def set_feature_environment_enabled(
     feature: Feature,
     environment: str,
     enabled: bool,
-    actor: object,
+    actor: Actor,
     activate_disabled_strategies: bool = False,
 ) -> bool:
     """Turn the flag on or off in `environment`, recording `feature-environment-enabled` or
@@ -207,7 +208,7 @@ def set_features_environment_enabled(
     names: Sequence[str],
     environment: str,
     enabled: bool,
-    actor: object,
+    actor: Actor,
     activate_disabled_strategies: bool = False,
 ) -> None:
     """Turn the named flags of the project on or off in `environment`, each as
@@ -242,7 +243,7 @@ def set_features_environment_enabled(
 
 
 def _ensure_enabled_strategy(
-    feature_environment: FeatureEnvironment, activate_disabled: bool, actor: object
+    feature_environment: FeatureEnvironment, activate_disabled: bool, actor: Actor
 ) -> None:
     """Before turning a flag environment (locked) on: its paused strategies enabled again when
     asked, else Unleash's default strategy when none of them is enabled."""
@@ -298,7 +299,7 @@ def add_feature_strategy(
     title: str | None = None,
     disabled: bool = False,
     sort_order: int | None = None,
-    actor: object,
+    actor: Actor,
 ) -> FeatureStrategy:
     """Add a strategy to the flag in `environment`; records `feature-strategy-add`."""
     with transaction.atomic():
@@ -344,7 +345,7 @@ def update_feature_strategy(
     title: str | Unchanged | None = UNCHANGED,
     disabled: bool | None = None,
     sort_order: int | None = None,
-    actor: object,
+    actor: Actor,
 ) -> FeatureStrategy:
     """Replace the strategy's definition as Unleash's PUT does: name, parameters, constraints
     and variants as given; `title`, `disabled` (None) and `segments` (None) left as they are
@@ -392,7 +393,7 @@ def update_feature_strategy(
     return strategy
 
 
-def _turn_off_without_enabled_strategy(feature: Feature, environment: str, actor: object) -> None:
+def _turn_off_without_enabled_strategy(feature: Feature, environment: str, actor: Actor) -> None:
     """As Unleash after a strategy is paused or deleted: a flag environment left without an
     enabled strategy is turned off (`feature-environment-disabled`). On with none would serve
     the flag to everyone; Unleash shows it off, and so do SDKs."""
@@ -407,7 +408,7 @@ def _turn_off_without_enabled_strategy(feature: Feature, environment: str, actor
 
 
 def delete_feature_strategy(
-    *, feature: Feature, environment: str, strategy: FeatureStrategy, actor: object
+    *, feature: Feature, environment: str, strategy: FeatureStrategy, actor: Actor
 ) -> None:
     """Remove the strategy; records `feature-strategy-remove` with the strategy as it was.
     When no enabled strategy is left, the flag is turned off in the environment (with its
@@ -430,7 +431,7 @@ def delete_feature_strategy(
 
 
 def set_strategy_sort_order(
-    *, feature: Feature, environment: str, sort_orders: Sequence[tuple[str, int]], actor: object
+    *, feature: Feature, environment: str, sort_orders: Sequence[tuple[str, int]], actor: Actor
 ) -> None:
     """Give the flag's strategies in `environment` new sort orders, `(strategy id, order)`
     pairs, as Unleash's `setStrategySortOrder`; records `strategy-order-changed` with the ids

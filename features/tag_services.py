@@ -11,6 +11,7 @@ from django.db import IntegrityError, transaction
 from features.models import Feature, FeatureTag, Tag, TagType
 from features.services import tag_feature, untag_feature
 from flagadmin.api.errors import NameExistsError, NotFoundError, ValidationError
+from flagadmin.core.actors import Actor
 from flagadmin.core.audit import record_event
 
 TAG_CREATED = "tag-created"
@@ -40,7 +41,7 @@ def _unknown_type(tag_type: str) -> ValidationError:
     )
 
 
-def _tag_if_needed(tag_type: str, value: str, *, actor: object) -> Tag:
+def _tag_if_needed(tag_type: str, value: str, *, actor: Actor) -> Tag:
     """The tag `type:value`, created (`tag-created`) when new; 400 for a type that does not
     exist. Called inside the caller's transaction."""
     tag = Tag.objects.filter(type_id=tag_type, value=value).first()
@@ -60,7 +61,7 @@ def _tag_if_needed(tag_type: str, value: str, *, actor: object) -> Tag:
 # --- a flag's tags ------------------------------------------------------------------------------
 
 
-def add_feature_tag(*, feature: Feature, tag_type: str, value: str, actor: object) -> None:
+def add_feature_tag(*, feature: Feature, tag_type: str, value: str, actor: Actor) -> None:
     """Tag the flag, creating the tag when new (Unleash's `addTag`); tagging it again with a
     tag it has changes nothing."""
     with transaction.atomic():
@@ -68,7 +69,7 @@ def add_feature_tag(*, feature: Feature, tag_type: str, value: str, actor: objec
 
 
 def update_feature_tags(
-    *, feature: Feature, added: Sequence[TagPair], removed: Sequence[TagPair], actor: object
+    *, feature: Feature, added: Sequence[TagPair], removed: Sequence[TagPair], actor: Actor
 ) -> None:
     """Add `added`, then remove `removed` (Unleash's `updateTags`), all or nothing."""
     with transaction.atomic():
@@ -78,7 +79,7 @@ def update_feature_tags(
             remove_feature_tag(feature=feature, tag_type=tag_type, value=value, actor=actor)
 
 
-def remove_feature_tag(*, feature: Feature, tag_type: str, value: str, actor: object) -> None:
+def remove_feature_tag(*, feature: Feature, tag_type: str, value: str, actor: Actor) -> None:
     """Untag the flag (`feature-untagged`); a tag it does not have changes nothing."""
     tag = Tag.objects.filter(type_id=tag_type, value=value).first()
     if tag is not None:
@@ -98,7 +99,7 @@ def feature_tags(feature: Feature) -> list[dict[str, Any]]:
 # --- tags ---------------------------------------------------------------------------------------
 
 
-def create_tag(*, tag_type: str, value: str, actor: object) -> Tag:
+def create_tag(*, tag_type: str, value: str, actor: Actor) -> Tag:
     """Create `type:value` (`tag-created`), its value trimmed as Unleash trims it. 409 when it
     exists, 400 when its type does not."""
     value = value.strip()
@@ -117,7 +118,7 @@ def create_tag(*, tag_type: str, value: str, actor: object) -> Tag:
     return tag
 
 
-def delete_tag(*, tag_type: str, value: str, actor: object) -> None:
+def delete_tag(*, tag_type: str, value: str, actor: Actor) -> None:
     """Delete the tag and every flag's use of it (`tag-deleted`); an unknown one changes
     nothing."""
     with transaction.atomic():
@@ -129,7 +130,7 @@ def delete_tag(*, tag_type: str, value: str, actor: object) -> None:
 # --- tag types ----------------------------------------------------------------------------------
 
 
-def create_tag_type(*, fields: dict[str, Any], actor: object) -> TagType:
+def create_tag_type(*, fields: dict[str, Any], actor: Actor) -> TagType:
     """Create a tag type (`tag-type-created`, with the fields as sent); 409 for a name taken."""
     name = fields["name"]
     message = f"There already exists a tag-type with the name {name}"
@@ -155,7 +156,7 @@ def check_tag_type_name_free(name: str) -> None:
         raise NameExistsError(f"There already exists a tag-type with the name {name}")
 
 
-def update_tag_type(*, name: str, fields: dict[str, Any], actor: object) -> None:
+def update_tag_type(*, name: str, fields: dict[str, Any], actor: Actor) -> None:
     """Change the given fields of a tag type (`tag-type-updated`); 404 for an unknown one."""
     with transaction.atomic():
         tag_type = TagType.objects.select_for_update().filter(pk=name).first()
@@ -167,7 +168,7 @@ def update_tag_type(*, name: str, fields: dict[str, Any], actor: object) -> None
         record_event(TAG_TYPE_UPDATED, actor=actor, data={"name": name, **fields})
 
 
-def delete_tag_type(*, name: str, actor: object) -> None:
+def delete_tag_type(*, name: str, actor: Actor) -> None:
     """Delete a tag type with its tags and their uses on flags (`tag-type-deleted`)."""
     with transaction.atomic():
         tag_type = TagType.objects.select_for_update().filter(pk=name).first()

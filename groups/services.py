@@ -10,7 +10,7 @@ from django.db.models import Prefetch, QuerySet
 from django.utils import timezone
 
 from flagadmin.api.errors import NameExistsError, NotFoundError, ValidationError
-from flagadmin.api.principals import audit_actor
+from flagadmin.core.actors import Actor, audit_identity
 from flagadmin.core.audit import event_time, record_event
 from flagadmin.core.db import held_ids, members_lock, unique_or_conflict
 from flagadmin.core.models import Role, User
@@ -93,7 +93,7 @@ def _save_unique_name(group: Group, **save_kwargs: Any) -> None:
 
 def create_group(
     *,
-    actor: object,
+    actor: Actor,
     name: str,
     description: str | None,
     mappings_sso: Sequence[str],
@@ -101,7 +101,7 @@ def create_group(
     users: Sequence[User],
 ) -> Group:
     """Creates a group with its members; audit event `group-created`."""
-    actor_name = audit_actor(actor)[0]
+    actor_name = audit_identity(actor).name
     with transaction.atomic():
         # The people are held before the members change (see `flagadmin.core.db.held_ids`); one
         # deleted since the request was checked is left out, as its delete removes memberships.
@@ -150,7 +150,7 @@ def _check_scim_rules(group: Group, *, name: str, user_ids: Sequence[int], membe
 
 def update_group(
     *,
-    actor: object,
+    actor: Actor,
     group_id: int | None,
     name: str,
     description: str | None,
@@ -167,7 +167,7 @@ def update_group(
     nothing changed.
     """
     group_id = _require_id(group_id)
-    actor_name = audit_actor(actor)[0]
+    actor_name = audit_identity(actor).name
     with transaction.atomic():
         # The members' lock first, then the group and the people wanted (see
         # `flagadmin.core.db.members_lock`); one deleted since the request was checked is left out.
@@ -247,7 +247,7 @@ def _replace_members(
     )
 
 
-def delete_group(*, actor: object, group_id: int | None) -> None:
+def delete_group(*, actor: Actor, group_id: int | None) -> None:
     """Deletes group `group_id` (404 when there is none), its memberships and its project roles;
     audit event `group-deleted`."""
     group_id = _require_id(group_id)

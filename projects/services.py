@@ -8,6 +8,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from flagadmin.api.errors import InvalidOperationError, NameExistsError
+from flagadmin.core.actors import Actor
 from flagadmin.core.audit import event_time, record_event
 from flagadmin.core.db import held_ids, members_lock, unique_or_conflict
 from flagadmin.core.models import Role, User
@@ -37,7 +38,7 @@ def create_project(
     mode: str,
     default_stickiness: str,
     environments: list[str] | None,
-    actor: object,
+    actor: Actor,
 ) -> Project:
     """Create a project with the given environments enabled (every enabled environment when
     None). A user (signed in, or acting through a personal or service-account token) becomes
@@ -88,7 +89,7 @@ def create_project(
 ACTIVE_FLAGS_REFUSAL = "You can not archive a project with active feature flags"
 
 
-def archive_project(*, project: Project, actor: object) -> Project:
+def archive_project(*, project: Project, actor: Actor) -> Project:
     """Archive the project: it leaves the active list and takes no new flags. Archiving an
     archived project changes nothing and records nothing. Refused while the project has
     active flags (`refuse_archive_with_active_flags`)."""
@@ -130,12 +131,12 @@ def refuse_archive_with_active_flags(project: Project) -> None:
         raise InvalidOperationError(ACTIVE_FLAGS_REFUSAL)
 
 
-def revive_project(*, project: Project, actor: object) -> Project:
+def revive_project(*, project: Project, actor: Actor) -> Project:
     """Bring an archived project back. Reviving an active project changes nothing."""
     return _set_archived(project=project, archived=False, actor=actor)
 
 
-def _set_archived(*, project: Project, archived: bool, actor: object) -> Project:
+def _set_archived(*, project: Project, archived: bool, actor: Actor) -> Project:
     now = timezone.now()
     with transaction.atomic():
         # The conditional update decides, so two concurrent archives record one event.
@@ -159,7 +160,7 @@ def add_project_access(
     role_ids: list[int],
     user_ids: list[int],
     group_ids: list[int],
-    actor: object,
+    actor: Actor,
 ) -> None:
     """Give every listed user and group every listed project role in the project (the ids are
     checked by the request serializer). Assignments that exist already are kept as they are

@@ -11,6 +11,7 @@ from django.db.models import Q, QuerySet
 from django.db.models.functions import Lower
 
 from flagadmin.api.errors import NameExistsError
+from flagadmin.core.actors import Actor
 from flagadmin.core.audit import record_event
 from flagadmin.core.db import unique_or_conflict
 from flagadmin.core.models import AccountType, Role, User
@@ -60,7 +61,7 @@ def _user_taken_error(*, email: str | None, username: str | None) -> NameExistsE
 
 def create_user(
     *,
-    actor: object,
+    actor: Actor,
     email: str | None,
     username: str | None,
     name: str | None,

@@ -7,7 +7,7 @@ from typing import Any
 
 from rest_framework.fields import DateTimeField
 
-from flagadmin.api.principals import audit_actor
+from flagadmin.core.actors import Actor, audit_identity
 from flagadmin.core.models import AuditEvent
 
 _DATETIME = DateTimeField()
@@ -23,7 +23,7 @@ def event_time(value: datetime | None) -> str | None:
 def build_event(
     event_type: str,
     *,
-    actor: object,
+    actor: Actor,
     data: Any = None,
     pre_data: Any = None,
     project: str | None = None,
@@ -35,12 +35,12 @@ def build_event(
     with the rows it describes (the busiest writes). None for a no-op update."""
     if data is not None and pre_data is not None and data == pre_data:
         return None
-    name, user_id, token = audit_actor(actor)
+    identity = audit_identity(actor)
     return AuditEvent(
         type=event_type,
-        created_by=name,
-        created_by_user_id=user_id,
-        token=token,
+        created_by=identity.name,
+        created_by_user_id=identity.user_id,
+        token=identity.token,
         project=project,
         feature_name=feature_name,
         environment=environment,

@@ -14,6 +14,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 
 from flagadmin.api.errors import NameExistsError
+from flagadmin.core.actors import Actor
 from flagadmin.core.audit import event_time, record_event
 from flagadmin.core.db import unique_or_conflict
 from flagadmin.core.models import AccountType, ApiToken, Role, TokenType, User
@@ -73,7 +74,7 @@ def token_event_data(token: ApiToken) -> dict:
 
 def create_api_token(
     *,
-    actor: object,
+    actor: Actor,
     name: str,
     token_type: str,
     projects: list[str] | None = None,
@@ -81,7 +82,7 @@ def create_api_token(
     expires_at: datetime | None = None,
 ) -> tuple[ApiToken, str]:
     """Issue an admin or client token (scope already validated by the caller)."""
-    actor_name = getattr(actor, "audit_name", "")
+    actor_name = actor.audit_name if actor is not None else ""
     with transaction.atomic():
         token, plaintext = issue_token(
             name=name,
@@ -124,7 +125,7 @@ def _token_event_scope(token: ApiToken) -> dict:
     }
 
 
-def update_api_token_expiry(*, actor: object, token: ApiToken, expires_at: datetime) -> ApiToken:
+def update_api_token_expiry(*, actor: Actor, token: ApiToken, expires_at: datetime) -> ApiToken:
     """A new expiry; one in the past ends the token from the next request (as Unleash allows)."""
     with transaction.atomic():
         before = token_event_data(token)
@@ -140,7 +141,7 @@ def update_api_token_expiry(*, actor: object, token: ApiToken, expires_at: datet
     return token
 
 
-def delete_api_token(*, actor: object, token: ApiToken) -> None:
+def delete_api_token(*, actor: Actor, token: ApiToken) -> None:
     """Delete the row: the next request presenting the token finds nothing (the client API's
     per-worker reuse of a lookup ends within CLIENT_API_REUSE_SECONDS)."""
     with transaction.atomic():
@@ -161,7 +162,7 @@ def _username_taken_error(username: str) -> NameExistsError | None:
     return None
 
 
-def create_service_account(*, actor: object, username: str, name: str, root_role: Role) -> User:
+def create_service_account(*, actor: Actor, username: str, name: str, root_role: Role) -> User:
     """A user that acts only through its tokens: no password, no email, so it cannot sign in."""
     if error := _username_taken_error(username):
         raise error
@@ -184,7 +185,7 @@ def create_service_account(*, actor: object, username: str, name: str, root_role
 
 
 def create_service_account_token(
-    *, actor: object, account: User, description: str, expires_at: datetime | None
+    *, actor: Actor, account: User, description: str, expires_at: datetime | None
 ) -> tuple[ApiToken, str]:
     """A personal token of `account`: it acts with the account's root role."""
     with transaction.atomic():
@@ -193,7 +194,7 @@ def create_service_account_token(
             token_type=TokenType.PERSONAL,
             user=account,
             expires_at=expires_at,
-            created_by=getattr(actor, "audit_name", ""),
+            created_by=actor.audit_name if actor is not None else "",
         )
         record_event(
             "service-account-token-created",
