@@ -11,12 +11,20 @@ With `--preload` (flagadmin.serving.stack) the master imports the app before it 
 processes would interleave their queries), and freezes the objects loaded so far out of the
 garbage collector's reach: its passes would otherwise write to every page of them in each
 worker, and the pages the workers share with the master would be copied one by one.
+
+gunicorn's own refusals (a request line or headers over its limits, malformed HTTP) are answered
+with the API's error body instead of an HTML page, and its log lines have query strings and token
+secrets redacted (flagadmin/serving/gunicorn_hooks.py).
 """
 
 import gc
 import sys
 
+from flagadmin.serving import gunicorn_hooks
+
 control_socket_disable = True
+
+gunicorn_hooks.install()
 
 
 def pre_fork(server, worker) -> None:
