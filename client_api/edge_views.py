@@ -31,7 +31,7 @@ from flagadmin.core.tokens import find_token, token_from_header
 
 # The types of token the client API and the Frontend API take: on any other path, Unleash
 # refuses them with 403, /edge/validate included.
-SDK_TOKEN_TYPES = frozenset({"client", "frontend"})
+SDK_TOKEN_TYPES = frozenset({TokenType.CLIENT.value, TokenType.FRONTEND.value})
 
 
 class ClientBulkMetricsView(ClientApiView):

@@ -419,7 +419,7 @@ def test_bulk__anonymous__401(anon_client):
     assert_error(post(anon_client, batch()), 401, "AuthenticationRequired")
 
 
-@pytest.mark.parametrize("token_type", [TokenType.ADMIN, TokenType.PERSONAL])
+@pytest.mark.parametrize("token_type", [TokenType.ADMIN, TokenType.PERSONAL, TokenType.FRONTEND])
 def test_bulk__not_a_client_token__403(db, token_type):
     client = APIClient()
     user = UserFactory() if token_type == TokenType.PERSONAL else None

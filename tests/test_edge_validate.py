@@ -44,8 +44,9 @@ def test_validate__valid_tokens_in_order_sent_others_left_out(db, django_assert_
         TokenType.CLIENT, projects=["default", "web"], environment="development"
     )[1]
     admin = make_token(TokenType.ADMIN)[1]
+    frontend = make_token(TokenType.FRONTEND, projects=["web"], environment="production")[1]
     unknown = "default:development.0123456789abcdef"
-    sent = [two_projects, unknown, client_secret, "", every_project, admin, client_secret]
+    sent = [two_projects, unknown, client_secret, "", every_project, admin, frontend, client_secret]
 
     with django_assert_num_queries(1):
         response = validate({"tokens": sent})
@@ -73,6 +74,12 @@ def test_validate__valid_tokens_in_order_sent_others_left_out(db, django_assert_
                 "environment": "development",
             },
             {"token": admin, "type": "admin", "projects": ["*"], "environment": "*"},
+            {
+                "token": frontend,
+                "type": "frontend",
+                "projects": ["web"],
+                "environment": "production",
+            },
             {
                 "token": client_secret,
                 "type": "client",
@@ -131,8 +138,11 @@ def test_validate__other_credentials__ignored(development_token, token_type):
     assert [t["token"] for t in response.json()["tokens"]] == [development_token]
 
 
-def test_validate__client_token_in_authorization__403(development_token):
-    response = validate({"tokens": [development_token]}, HTTP_AUTHORIZATION=development_token)
+@pytest.mark.parametrize("token_type", [TokenType.CLIENT, TokenType.FRONTEND])
+def test_validate__sdk_token_in_authorization__403(development_token, token_type):
+    header = make_token(token_type, projects=["default"], environment="development")[1]
+
+    response = validate({"tokens": [development_token]}, HTTP_AUTHORIZATION=header)
 
     error = assert_error(response, 403, "NoAccessError")
     assert error["message"] == "invalid token: expected a different token type for this endpoint"
