@@ -56,9 +56,9 @@ from features.strategy_services import (
     set_feature_environment_enabled,
     update_feature_strategy,
 )
-from flagadmin.api.errors import InvalidOperationError
 from flagadmin.core.admin_audit import AuditedModelAdmin, json_safe
 from flagadmin.core.admin_filters import ActiveByDefaultFilter
+from flagadmin.core.errors import InvalidOperationError
 from flagadmin.core.models import AuditEvent
 from projects.models import Environment, Project
 

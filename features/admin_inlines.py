@@ -33,10 +33,10 @@ from features.models import (
 )
 from features.services import set_feature_environment_variants, tag_feature, untag_feature
 from features.strategy_services import set_feature_environment_enabled
-from flagadmin.api.errors import InvalidOperationError, NotFoundError
 from flagadmin.core.actors import Actor
 from flagadmin.core.admin_audit import json_safe
 from flagadmin.core.admin_fields import LinesField
+from flagadmin.core.errors import InvalidOperationError, NotFoundError
 
 
 class FeatureEnvironmentInline(admin.TabularInline):

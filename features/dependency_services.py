@@ -8,9 +8,9 @@ from django.db import transaction
 
 from features.locks import lock_flags
 from features.models import Feature, FeatureDependency
-from flagadmin.api.errors import InvalidOperationError, NotFoundError
 from flagadmin.core.actors import Actor
 from flagadmin.core.audit import record_event
+from flagadmin.core.errors import InvalidOperationError, NotFoundError
 
 FEATURE_DEPENDENCY_ADDED = "feature-dependency-added"
 FEATURE_DEPENDENCY_REMOVED = "feature-dependency-removed"

@@ -11,10 +11,10 @@ from typing import Any
 
 from django.conf import settings
 
-from flagadmin.api.errors import ValidationError
+from flagadmin.core.errors import InvalidInputError
 
 
-class PatchRefused(ValidationError):
+class PatchRefused(InvalidInputError):
     """A patch that cannot be applied (a failed `test`, a missing member, a bad pointer)."""
 
 
@@ -27,7 +27,7 @@ def _tokens(pointer: str, index: int) -> list[str]:
 
 
 def _refused(index: int, reason: str) -> PatchRefused:
-    return PatchRefused.for_property(f"/body/{index}", f"Could not apply provided patch: {reason}")
+    return PatchRefused.at([str(index)], f"Could not apply provided patch: {reason}")
 
 
 def _array_index(container: list, token: str, index: int, *, appending: bool) -> int:

@@ -16,7 +16,7 @@ from features.limits import (
 )
 from features.models import FeatureEnvironment, FeatureStrategy, Segment
 from features.segment_services import check_used_only_in
-from flagadmin.api.errors import ApiError, ExceedsLimitError
+from flagadmin.core.errors import DomainError, LimitExceededError
 
 
 class FeatureStrategyLimitsForm(forms.ModelForm):
@@ -45,7 +45,7 @@ class FeatureStrategyLimitsForm(forms.ModelForm):
         if "constraints" in cleaned:
             try:
                 check_constraints(cleaned["constraints"] or [], existing=existing or [])
-            except ExceedsLimitError as error:
+            except LimitExceededError as error:
                 self.add_error("constraints", error.message)
         target = cleaned.get("feature_environment")
         if target is not None and (adding or target.pk != self.instance.feature_environment_id):
@@ -57,7 +57,7 @@ class FeatureStrategyLimitsForm(forms.ModelForm):
             if locked is not None:
                 try:
                     check_strategy_count(locked.strategies.count())
-                except ExceedsLimitError as error:
+                except LimitExceededError as error:
                     self.add_error("feature_environment", error.message)
         return cleaned
 
@@ -99,6 +99,6 @@ class SegmentLimitsForm(forms.ModelForm):
                 check_segment_count(Segment.objects.count())
             elif cleaned.get("project") is not None:
                 check_used_only_in(self.instance, cleaned["project"].pk)
-        except ApiError as error:
+        except DomainError as error:
             raise forms.ValidationError(error.message) from None
         return cleaned

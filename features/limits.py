@@ -13,8 +13,8 @@
 
 There is no limit on the number of flags. One rule each, here, for every write path: the API's
 strategy endpoints (through `features.strategy_services`) and the Django admin's strategy and
-segment forms. The refusals are Unleash's: `ExceedsLimitError` (400) for the first three,
-its plain 400 wording for the segment ones.
+segment forms. The refusals are Unleash's: `LimitExceededError` (its 400 `ExceedsLimitError`)
+for the first three, its plain 400 wording for the segment ones.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Any
 
 from django.conf import settings
 
-from flagadmin.api.errors import ExceedsLimitError, ValidationError
+from flagadmin.core.errors import InvalidInputError, LimitExceededError
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ def check_strategy_count(existing_count: int) -> None:
     lock): refused at the limit, as Unleash's `validateStrategyLimit`."""
     limit = resource_limits().feature_environment_strategies
     if existing_count >= limit:
-        raise ExceedsLimitError("strategy", limit)
+        raise LimitExceededError("strategy", limit)
 
 
 def check_constraints(updated: Sequence[Any], existing: Sequence[Any] = ()) -> None:
@@ -66,7 +66,7 @@ def check_constraints(updated: Sequence[Any], existing: Sequence[Any] = ()) -> N
     the shape checks."""
     limits = resource_limits()
     if len(updated) > limits.constraints and len(updated) > len(existing):
-        raise ExceedsLimitError("constraints", limits.constraints)
+        raise LimitExceededError("constraints", limits.constraints)
     same_length = len(updated) == len(existing)
     for index, constraint in enumerate(updated):
         values = constraint.get("values") if isinstance(constraint, dict) else None
@@ -76,7 +76,7 @@ def check_constraints(updated: Sequence[Any], existing: Sequence[Any] = ()) -> N
         before_values = before.get("values") if isinstance(before, dict) else None
         if isinstance(before_values, list) and len(before_values) >= len(values):
             continue
-        raise ExceedsLimitError(
+        raise LimitExceededError(
             f"constraint values for {constraint.get('contextName')}", limits.constraint_values
         )
 
@@ -92,7 +92,7 @@ def strategy_segments_problem(segment_ids: Sequence[int]) -> str | None:
 
 def check_strategy_segments(segment_ids: Sequence[int]) -> None:
     if problem := strategy_segments_problem(segment_ids):
-        raise ValidationError(problem, details=[{"path": "/body/segments", "message": problem}])
+        raise InvalidInputError.at(["segments"], problem)
 
 
 def segment_values_problem(constraints: Any) -> str | None:
@@ -116,4 +116,4 @@ def check_segment_count(existing_count: int) -> None:
     Unleash's `validateSegmentLimit`."""
     limit = resource_limits().segments
     if existing_count >= limit:
-        raise ExceedsLimitError("segment", limit)
+        raise LimitExceededError("segment", limit)

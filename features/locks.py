@@ -31,7 +31,7 @@ from features.models import (
     ProjectFlagCount,
     ProjectFlagDay,
 )
-from flagadmin.api.errors import NotFoundError
+from flagadmin.core.errors import NotFoundError
 
 
 def lock_flags(names: Iterable[str]) -> dict[str, Feature]:

@@ -17,12 +17,8 @@ from features.services import (
     revive_features,
     update_feature_metadata,
 )
-from flagadmin.api.errors import (
-    ArchivedFeatureError,
-    InvalidOperationError,
-    NotFoundError,
-)
 from flagadmin.core.actors import Actor
+from flagadmin.core.errors import ArchivedError, InvalidOperationError, NotFoundError
 
 # The fields of a flag that `updateFeature` and `patchFeature` change; the document's other
 # fields (name, project, createdAt, archived) are read only.
@@ -33,13 +29,13 @@ def update_flag_metadata(*, feature: Feature, changes: Mapping[str, Any], actor:
     """Change the flag's `changes` (keys of `METADATA_FIELDS`; others stay as stored). Records
     `feature-metadata-updated` with the values before and after and, when the stale state
     changed, `feature-stale-on` or `feature-stale-off` (both `update_feature_metadata`'s). An
-    archived flag is refused (400 `ArchivedFeatureError`): it changes through the archive."""
+    archived flag is refused (`ArchivedError`): it changes through the archive."""
     with transaction.atomic():
         # Every row a type or stale change writes (the counts of any type), in lock order.
         lock_flag_for_edit(feature)
         current = Feature.objects.get(pk=feature.pk)
         if current.archived_at is not None:
-            raise ArchivedFeatureError()
+            raise ArchivedError()
         values = {field: getattr(current, field) for field in METADATA_FIELDS}
         values.update({k: v for k, v in changes.items() if k in METADATA_FIELDS})
         updated = update_feature_metadata(feature=current, **values, actor=actor)
@@ -110,9 +106,3 @@ def metadata_from_document(document: Mapping[str, Any]) -> dict[str, Any]:
         "stale": document.get("stale", False),
         "impressionData": document.get("impressionData", False),
     }
-
-
-class OperationDeniedError(InvalidOperationError):
-    """Unleash's 403 for a change made through the wrong endpoint."""
-
-    error_name = "OperationDeniedError"

@@ -20,7 +20,6 @@ from features.metadata_serializers import (
     ValidateFeatureSchemaSerializer,
 )
 from features.metadata_services import (
-    OperationDeniedError,
     delete_archived_flag,
     metadata_document,
     metadata_from_document,
@@ -39,7 +38,7 @@ from features.views import (
     ProjectFeatureViewSet,
     get_project_feature_or_404,
 )
-from flagadmin.api.errors import NotFoundError, ValidationError
+from flagadmin.api.errors import NotFoundError, OperationDeniedError, ValidationError
 from flagadmin.api.schema import error_responses
 from flagadmin.api.views import AdminApiMixin
 from flagadmin.core import permissions as perms
@@ -128,8 +127,8 @@ class ProjectFeatureMetadataViewSet(ProjectFeatureViewSet):
             # The flag's row is a flat document: any deeper path is refused as missing.
             patched = apply_json_patch(metadata_document(feature), operations)
             if not isinstance(patched, dict):
-                raise PatchRefused.for_property(
-                    "/body", "Could not apply provided patch: the flag must stay an object."
+                raise PatchRefused.at(
+                    [], "Could not apply provided patch: the flag must stay an object."
                 )
             values = UpdateFeatureSchemaSerializer(data=metadata_from_document(patched))
             values.is_valid(raise_exception=True)

@@ -15,10 +15,16 @@ from django.db.models import Count, Q, QuerySet
 
 from features.limits import check_segment_count, segment_values_problem
 from features.models import FeatureStrategy, FeatureStrategySegment, Segment
-from flagadmin.api.errors import ApiError, NameExistsError, NotFoundError, ValidationError
 from flagadmin.core.actors import Actor, audit_identity
 from flagadmin.core.audit import event_time, record_event
 from flagadmin.core.db import unique_or_conflict
+from flagadmin.core.errors import (
+    InUseError,
+    InvalidInputError,
+    NameExistsError,
+    NotFoundError,
+    Problem,
+)
 from projects.models import Project
 
 SEGMENT_CREATED = "segment-created"
@@ -31,13 +37,6 @@ NAME_EMPTY = "Segment name cannot be empty"
 # Segment creations take this PostgreSQL advisory lock, so two of them cannot both see room
 # under the limit (SQLite's IMMEDIATE transactions already serialise writers).
 SEGMENT_CREATE_LOCK_KEY = 7202611230027
-
-
-class SegmentInUseError(ApiError):
-    """A segment that strategies of active flags use cannot be deleted (Unleash: a 409)."""
-
-    status_code = 409
-    error_name = "SegmentInUseError"
 
 
 def not_found(segment_id: object) -> NotFoundError:
@@ -87,7 +86,7 @@ def strategies_using(segment: Segment) -> QuerySet[FeatureStrategy]:
 def check_name_free(name: str, *, excluding: int | None = None) -> None:
     """Unleash's `validateName`: an empty name is 400, a taken one 409."""
     if not name:
-        raise ValidationError(NAME_EMPTY, details=[{"path": "/body/name", "message": NAME_EMPTY}])
+        raise InvalidInputError.at(["name"], NAME_EMPTY)
     taken = Segment.objects.filter(name=name)
     if excluding is not None:
         taken = taken.exclude(pk=excluding)
@@ -101,14 +100,13 @@ def _name_taken(name: str) -> NameExistsError | None:
 
 def _check_values(constraints: list[dict]) -> None:
     if problem := segment_values_problem(constraints):
-        raise ValidationError(problem, details=[{"path": "/body/constraints", "message": problem}])
+        raise InvalidInputError.at(["constraints"], problem)
 
 
 def _check_project_exists(project_id: str | None) -> None:
     # Unleash answers 500 (its foreign key fails in SQL); the body is what is wrong.
     if project_id and not Project.objects.filter(pk=project_id).exists():
-        message = f'The `/body/project` property names no project: "{project_id}".'
-        raise ValidationError.for_property("/body/project", message)
+        raise InvalidInputError(Problem.of(["project"], f'names no project: "{project_id}"'))
 
 
 def create_segment(
@@ -187,12 +185,12 @@ def update_segment(
 
 def delete_segment(*, segment_id: int | None, actor: Actor) -> None:
     """Delete a segment (`segment-deleted`). While a strategy of an active flag uses it, 409
-    (`SegmentInUseError`); strategies of archived flags lose it, as in Unleash (its foreign
-    key cascades). No such segment: 404."""
+    (`InUseError`: Unleash's `SegmentInUseError`); strategies of archived flags lose it, as in
+    Unleash (its foreign key cascades). No such segment: 404."""
     with transaction.atomic():
         segment = _locked(segment_id)
         if strategies_using(segment).exists():
-            raise SegmentInUseError(
+            raise InUseError(
                 f'Segment "{segment.name}" is in use by strategies of active flags; remove it '
                 "from them first."
             )
@@ -229,7 +227,7 @@ def check_used_only_in(segment: Segment, project_id: str) -> None:
             "Invalid project. Segment is being used by strategies in other projects: "
             + ", ".join(used)
         )
-        raise ValidationError(message, details=[{"path": "/body/project", "message": message}])
+        raise InvalidInputError.at(["project"], message)
 
 
 def project_segments_problem(project_id: str, segment_ids: Sequence[int]) -> str | None:

@@ -23,15 +23,15 @@ from features.models import (
 )
 from features.sql import insert_together, load_new_flag_target
 from features.variants import fix_variant_weights
-from flagadmin.api.errors import (
-    InvalidOperationError,
-    NameExistsError,
-    NotFoundError,
-    ValidationError,
-)
 from flagadmin.core.actors import Actor, acting_user_id
 from flagadmin.core.audit import build_event, event_time, record_event
 from flagadmin.core.db import atomic_retrying_conflicts
+from flagadmin.core.errors import (
+    InvalidInputError,
+    InvalidOperationError,
+    NameExistsError,
+    NotFoundError,
+)
 from projects.models import Project
 
 User = get_user_model()
@@ -416,9 +416,8 @@ def _locked_flags_of_project(project: Project, names: Sequence[str]) -> list[Fea
     )
     elsewhere = [f.name for f in found if f.project_id != project.pk]
     if elsewhere:
-        raise ValidationError.for_property(
-            "/body/features",
-            f"These flags are not in project {project.pk}: {', '.join(elsewhere)}.",
+        raise InvalidInputError.at(
+            ["features"], f"These flags are not in project {project.pk}: {', '.join(elsewhere)}."
         )
     lock_flag_rows(project.pk, found)
     return found

@@ -26,10 +26,10 @@ from features.services import (
 )
 from features.validators import SORT_ORDER_MAX
 from features.variants import fix_variant_weights
-from flagadmin.api.errors import ArchivedFeatureError, NotFoundError, ValidationError
 from flagadmin.core.actors import Actor
 from flagadmin.core.audit import record_event
 from flagadmin.core.db import atomic_retrying_conflicts
+from flagadmin.core.errors import ArchivedError, InvalidInputError, NotFoundError, Problem
 
 
 class Unchanged:
@@ -88,11 +88,9 @@ def _check_segments(segment_ids: Sequence[int], *, project_id: str) -> None:
     known = set(segments.order_by("pk").values_list("pk", flat=True))
     missing = [segment_id for segment_id in segment_ids if segment_id not in known]
     if missing:
-        raise ValidationError.for_property(
-            "/body/segments", f"The `/body/segments` property names unknown segments: {missing}."
-        )
+        raise InvalidInputError(Problem.of(["segments"], f"names unknown segments: {missing}"))
     if problem := project_segments_problem(project_id, segment_ids):
-        raise ValidationError.for_property("/body/segments", problem)
+        raise InvalidInputError.at(["segments"], problem)
 
 
 def _new_strategy(
@@ -230,7 +228,7 @@ def set_features_environment_enabled(
                     f'There\'s no feature named "{name}" in project "{project_id}"{elsewhere}'
                 )
             if feature.archived_at is not None:
-                raise ArchivedFeatureError()
+                raise ArchivedError()
             set_feature_environment_enabled(
                 feature=feature,
                 environment=environment,
@@ -444,11 +442,13 @@ def set_strategy_sort_order(
         strategies = {str(s.pk): s for s in ordered}
         before = list(strategies)
         if any(strategy_id not in strategies for strategy_id, _ in sort_orders):
-            raise ValidationError.for_property(
-                "/body",
-                "The `/body` property names a strategy that is not one of this flag's in "
-                "this environment (Unleash: trying to change strategies for environment via "
-                "update sortOrder).",
+            raise InvalidInputError(
+                Problem.of(
+                    [],
+                    "names a strategy that is not one of this flag's in this environment "
+                    "(Unleash: trying to change strategies for environment via update "
+                    "sortOrder)",
+                )
             )
         for strategy_id, sort_order in sort_orders:
             FeatureStrategy.objects.filter(pk=strategies[strategy_id].pk).update(

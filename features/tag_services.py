@@ -10,9 +10,9 @@ from django.db import IntegrityError, transaction
 
 from features.models import Feature, FeatureTag, Tag, TagType
 from features.services import tag_feature, untag_feature
-from flagadmin.api.errors import NameExistsError, NotFoundError, ValidationError
 from flagadmin.core.actors import Actor
 from flagadmin.core.audit import record_event
+from flagadmin.core.errors import InvalidInputError, NameExistsError, NotFoundError, Problem
 
 TAG_CREATED = "tag-created"
 TAG_DELETED = "tag-deleted"
@@ -33,11 +33,12 @@ def tag_type_as_dict(tag_type: TagType) -> dict[str, Any]:
     }
 
 
-def _unknown_type(tag_type: str) -> ValidationError:
-    return ValidationError(
-        "Request validation failed: your request body or params contain invalid data: "
-        f"Tag type '{tag_type}' does not exist",
-        details=[{"message": f"Tag type '{tag_type}' does not exist"}],
+def _unknown_type(tag_type: str) -> InvalidInputError:
+    problem = f"Tag type '{tag_type}' does not exist"
+    return InvalidInputError(
+        Problem(problem),
+        message="Request validation failed: your request body or params contain invalid data: "
+        + problem,
     )
 
 

@@ -9,10 +9,10 @@ from django.db import transaction
 from django.db.models import Prefetch, QuerySet
 from django.utils import timezone
 
-from flagadmin.api.errors import NameExistsError, NotFoundError, ValidationError
 from flagadmin.core.actors import Actor, audit_identity
 from flagadmin.core.audit import event_time, record_event
 from flagadmin.core.db import held_ids, members_lock, unique_or_conflict
+from flagadmin.core.errors import InvalidInputError, NameExistsError, NotFoundError, Problem
 from flagadmin.core.models import Role, User
 from groups.models import Group, GroupMembership
 
@@ -133,19 +133,18 @@ def _check_scim_rules(group: Group, *, name: str, user_ids: Sequence[int], membe
     """SCIM owns the name and the members of the groups it manages (400 naming each)."""
     refused = []
     if name != group.name:
-        refused.append(("/body/name", "its name"))
+        refused.append(("name", "its name"))
     if set(user_ids) != set(member_ids):
-        refused.append(("/body/users", "its members"))
+        refused.append(("users", "its members"))
     if refused:
-        details = [
-            {
-                "path": path,
-                "message": f"The `{path}` property cannot be changed: the group is managed by "
-                f"SCIM, which owns {what}.",
-            }
-            for path, what in refused
-        ]
-        raise ValidationError(" ".join(d["message"] for d in details), details=details)
+        raise InvalidInputError(
+            *(
+                Problem.of(
+                    [field], f"cannot be changed: the group is managed by SCIM, which owns {what}"
+                )
+                for field, what in refused
+            )
+        )
 
 
 def update_group(

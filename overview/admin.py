@@ -11,10 +11,10 @@ from django.contrib import admin
 from django.contrib.admin.views.main import ChangeList
 from django.http import HttpRequest
 
-from flagadmin.api.errors import InvalidOperationError
 from flagadmin.core.admin_audit import AuditedModelAdmin, json_safe
 from flagadmin.core.admin_filters import ArchivedFilter
 from flagadmin.core.db import held_ids
+from flagadmin.core.errors import InvalidOperationError
 from flagadmin.core.models import User
 from groups.models import Group
 from overview.project_figures import project_figures

@@ -7,10 +7,10 @@ import uuid
 from django.db import connection, transaction
 from django.utils import timezone
 
-from flagadmin.api.errors import InvalidOperationError, NameExistsError
 from flagadmin.core.actors import Actor
 from flagadmin.core.audit import event_time, record_event
 from flagadmin.core.db import held_ids, members_lock, unique_or_conflict
+from flagadmin.core.errors import InvalidOperationError, NameExistsError
 from flagadmin.core.models import Role, User
 from projects.models import (
     OWNER_NAMES,

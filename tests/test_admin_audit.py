@@ -433,7 +433,7 @@ def test_admin_inline__flag_dependency_unleash_refuses__form_error(staff, setup,
 def test_set_feature_dependency__parent_archived_meanwhile__refused(operator):
     # The form checked an active parent; the service checks again under the flags' locks.
     from features.dependency_services import set_feature_dependency
-    from flagadmin.api.errors import InvalidOperationError
+    from flagadmin.core.errors import InvalidOperationError
 
     parent, child = FeatureFactory(name="parent"), FeatureFactory(name="child")
     Feature.objects.filter(name="parent").update(archived_at=timezone.now())

@@ -13,8 +13,8 @@ from rest_framework.test import APIClient
 
 from features.models import Feature, FeatureEnvironment, FeatureLifecycleStage, Tag
 from features.services import create_feature
-from flagadmin.api.errors import NameExistsError
 from flagadmin.api.principals import TokenPrincipal
+from flagadmin.core.errors import NameExistsError
 from flagadmin.core.models import AuditEvent, TokenType
 from projects.models import Project
 from tests.concurrency import concurrent_db, run_together

@@ -25,8 +25,8 @@ from features import project_stats
 from features.dependency_services import set_feature_dependency
 from features.models import Feature
 from features.services import delete_archived_feature, update_feature_metadata
-from flagadmin.api.errors import InvalidOperationError, NotFoundError
 from flagadmin.api.principals import TokenPrincipal
+from flagadmin.core.errors import InvalidOperationError, NotFoundError
 from flagadmin.core.models import Role, TokenType
 from tests.concurrency import concurrent_db, run_together
 from tests.factories import ProjectFactory, UserFactory, make_token

@@ -10,10 +10,10 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.db.models.functions import Lower
 
-from flagadmin.api.errors import NameExistsError
 from flagadmin.core.actors import Actor
 from flagadmin.core.audit import record_event
 from flagadmin.core.db import unique_or_conflict
+from flagadmin.core.errors import NameExistsError
 from flagadmin.core.models import AccountType, Role, User
 
 

@@ -1,8 +1,10 @@
 """The one place that builds error bodies: `{id, name, message, details?}` for every error.
 
-Domain code raises the small `ApiError` subclasses below (or DRF's and Django's own exceptions);
-`exception_handler` turns anything into the contract's body, logs it with its id, and never lets
-SQL, stack traces or secrets reach the client.
+Services raise the core's domain errors (`flagadmin.core.errors`), each of a kind that
+`DOMAIN_ERRORS` maps to its status and Unleash's error name; the API layer raises the small
+`ApiError` subclasses below (or DRF's and Django's own exceptions). `exception_handler` turns
+anything into the contract's body, logs it with its id, and never lets SQL, stack traces or
+secrets reach the client.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
@@ -21,6 +23,7 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
 from flagadmin.core.db import is_database_unavailable, outage_summary
+from flagadmin.core.errors import UNSET, DomainError, ErrorKind, Problem
 
 logger = logging.getLogger("flagadmin.errors")
 
@@ -59,17 +62,10 @@ class ValidationError(ApiError):
 
 
 class ExceedsLimitError(ApiError):
-    """More of a resource than its configured limit (`features.limits`), as Unleash words it."""
+    """More of a resource than its configured limit (`features.limits`)."""
 
     status_code = status.HTTP_400_BAD_REQUEST
     error_name = "ExceedsLimitError"
-
-    def __init__(self, resource: str, limit: int) -> None:
-        message = (
-            f"Failed to create {resource}. You can't create more than the established limit "
-            f"of {limit}."
-        )
-        super().__init__(message, details=[{"message": message}])
 
 
 class AuthenticationRequired(ApiError):
@@ -115,6 +111,12 @@ class InvalidOperationError(ApiError):
     error_name = "InvalidOperationError"
 
 
+class OperationDeniedError(InvalidOperationError):
+    """Unleash's 403 for a change made through the wrong endpoint."""
+
+    error_name = "OperationDeniedError"
+
+
 class NotFoundError(ApiError):
     status_code = status.HTTP_404_NOT_FOUND
     error_name = "NotFoundError"
@@ -138,6 +140,13 @@ class NameExistsError(ApiError):
     status_code = status.HTTP_409_CONFLICT
     error_name = "NameExistsError"
     default_detail = "That name is already taken."
+
+
+class SegmentInUseError(ApiError):
+    """A segment that strategies of active flags use cannot be deleted (Unleash: a 409)."""
+
+    status_code = status.HTTP_409_CONFLICT
+    error_name = "SegmentInUseError"
 
 
 class ContentTooLargeError(ApiError):
@@ -283,14 +292,60 @@ def bounded_validation_error(tree: Any, data: Any, location: str = "body") -> Va
     details = validation_details(tree, data, location)
     if not details:
         return ValidationError()
+    return _bounded(details, lambda: count_failures(tree))
+
+
+def _bounded(details: list[dict[str, str]], total: Callable[[], int]) -> ValidationError:
+    """The 400 listing `details` (at most MAX_DETAILS of them; `total()` counts them all when
+    there are more), its message their sentences one after the other."""
     if len(details) > MAX_DETAILS:
-        more = count_failures(tree) - MAX_DETAILS
+        more = total() - MAX_DETAILS
         details = details[:MAX_DETAILS]
         shown = " ".join(d["message"] for d in details)
         noun = "problem" if more == 1 else "problems"
         message = f"{shown} And {more} more {noun} (only the first {MAX_DETAILS} are listed)."
         return ValidationError(message, details=details)
     return ValidationError(" ".join(d["message"] for d in details), details=details)
+
+
+# --- the core's domain errors ----------------------------------------------------------------
+
+# The status and Unleash's error name of each kind of domain error.
+DOMAIN_ERRORS: dict[ErrorKind, type[ApiError]] = {
+    ErrorKind.NOT_FOUND: NotFoundError,
+    ErrorKind.NAME_EXISTS: NameExistsError,
+    ErrorKind.IN_USE: SegmentInUseError,
+    ErrorKind.INVALID: ValidationError,
+    ErrorKind.LIMIT_EXCEEDED: ExceedsLimitError,
+    ErrorKind.ARCHIVED: ArchivedFeatureError,
+    ErrorKind.INVALID_OPERATION: InvalidOperationError,
+}
+
+
+def _problem_detail(problem: Problem, location: str = "body") -> dict[str, str]:
+    """A domain error's `Problem` as a `details` entry, its field a path of the request
+    (`/body/segments`); a predicate framed as a sentence that names that path."""
+    if problem.field is None:
+        return {"message": problem.message}
+    path = "/" + "/".join([location, *problem.field])
+    if not problem.predicate:
+        return {"path": path, "message": problem.message}
+    if problem.refused is UNSET:
+        return {"path": path, "message": f"The `{path}` property {problem.message}."}
+    # A value refused is quoted back, bounded, as `validation_details` quotes a field's.
+    path = _shortened(path, PATH_LIMIT)
+    message = f"The `{path}` property {problem.message}. You sent {_quoted(problem.refused)}."
+    return {"path": path, "message": _shortened(message, DETAIL_MESSAGE_LIMIT)}
+
+
+def from_domain(exc: DomainError) -> ApiError:
+    """The API's error for a domain error: the status and name of its kind, its message (for
+    invalid input without one, its problems' sentences), its problems as `details`."""
+    api_error = DOMAIN_ERRORS[exc.kind]
+    details = [_problem_detail(problem) for problem in exc.problems]
+    if exc.kind == ErrorKind.INVALID and not exc.message:
+        return _bounded(details, lambda: len(exc.problems))
+    return api_error(exc.message, details=details or None)
 
 
 def _request_data(context: Mapping[str, Any]) -> Any:
@@ -304,6 +359,8 @@ def _request_data(context: Mapping[str, Any]) -> Any:
 def _to_api_error(exc: Exception, context: Mapping[str, Any]) -> ApiError:
     if isinstance(exc, ApiError):
         return exc
+    if isinstance(exc, DomainError):
+        return from_domain(exc)
     if isinstance(exc, drf.ValidationError):
         return bounded_validation_error(exc.detail, _request_data(context))
     if isinstance(exc, drf.ParseError):

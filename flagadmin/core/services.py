@@ -13,10 +13,10 @@ from typing import Protocol
 from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 
-from flagadmin.api.errors import NameExistsError
 from flagadmin.core.actors import Actor
 from flagadmin.core.audit import event_time, record_event
 from flagadmin.core.db import unique_or_conflict
+from flagadmin.core.errors import NameExistsError
 from flagadmin.core.models import AccountType, ApiToken, Role, TokenType, User
 from flagadmin.core.tokens import SCOPED_TYPES, issue_token
 
