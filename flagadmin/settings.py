@@ -182,8 +182,9 @@ MIDDLEWARE = [
     "flagadmin.api.middleware.HostHeaderMiddleware",
     # API paths matched as Unleash matches them (repeated and trailing slashes).
     "flagadmin.api.middleware.ApiPathMiddleware",
-    # CORS for /api/frontend (browsers' preflights answered here, before any authentication).
-    "frontend_api.middleware.FrontendCorsMiddleware",
+    # CORS for /api/frontend (browsers' preflights answered here, before any authentication),
+    # and its flags answered from the worker's memory when it can (the rest goes on).
+    "frontend_api.middleware.FrontendApiMiddleware",
     # SDKs' polls answered from the worker's memory when it can (the rest goes on).
     "client_api.middleware.ClientFeaturesFromMemoryMiddleware",
     "django.middleware.security.SecurityMiddleware",

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
+from django.http import QueryDict
 from rest_framework import serializers
 
 from flagadmin.api.fields import js_number_string
@@ -56,6 +57,13 @@ def js_string(value: Any) -> str | None:
 
 
 # --- GET: the query ---------------------------------------------------------------------------
+
+
+def query_items(query: QueryDict) -> Iterator[tuple[str, str]]:
+    """The query's `(key, value)` pairs, a repeated key once per value."""
+    for key, values in query.lists():
+        for value in values:
+            yield key, value
 
 
 def context_from_query(items: Iterable[tuple[str, str]]) -> dict[str, Any]:

@@ -1,4 +1,6 @@
-"""CORS for /api/frontend, as Unleash 8.2 answers it (`cors-origin-middleware.ts` over the
+"""CORS for /api/frontend, and its flags answered from the worker's memory.
+
+CORS as Unleash 8.2 answers it (`cors-origin-middleware.ts` over the
 `cors` package, options `origin`, `maxAge`, `exposedHeaders: 'ETag'`, `credentials: true`):
 
 - every answer under `/api/frontend*` (errors included) says `Vary: Origin`,
@@ -9,6 +11,13 @@
   the requested headers reflected, and `Access-Control-Max-Age`.
 
 The allowed origins are `FRONTEND_API_ORIGINS` (`UNLEASH_FRONTEND_API_ORIGINS`).
+
+A browser asks `GET` or `POST /api/frontend` on every page. When the worker looked its token up
+lately (`authentication.remembered_frontend`) the request needs nothing of Django's session,
+CSRF, auth and messages middleware nor of DRF's dispatch: it is answered here, with the headers
+the whole stack would give it, from the engine (no query while the state is current). Anything
+else (no token or an unknown one, a body or query to refuse, another content type) goes on to
+the view, which answers as it always does. Figures: docs/frontend-api.md.
 """
 
 from __future__ import annotations
@@ -16,12 +25,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
+import orjson
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpRequest, HttpResponse
 from django.utils.cache import patch_vary_headers
+from rest_framework.exceptions import APIException
+
+from client_api.middleware import stack_headers
+from flagadmin.core.tokens import token_from_header
+from frontend_api.answers import toggles_response
+from frontend_api.authentication import remembered_frontend
+from frontend_api.context import context_from_body, context_from_query, query_items
 
 PATH_PREFIX = "/api/frontend"
+FLAGS_PATH = "/api/frontend"
+# DRF's Allow of the flags' view (its handlers, and HEAD, which Django gives every GET view).
+FLAGS_ALLOW = "GET, POST, HEAD, OPTIONS"
 ALLOWED_METHODS = "GET,HEAD,PUT,PATCH,POST,DELETE"
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -58,25 +78,67 @@ def allowed_origins() -> tuple[str, ...] | None:
     return None if not origins or "*" in origins else origins
 
 
-class FrontendCorsMiddleware:
-    """In MIDDLEWARE after the API path matching (so `/api//frontend` is this path too)."""
+class FrontendApiMiddleware:
+    """In MIDDLEWARE after the API path matching (so `/api//frontend` is this path too), before
+    everything else."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
         self.origins = allowed_origins()
         self.max_age = str(settings.ACCESS_CONTROL_MAX_AGE)
+        self.headers = {**stack_headers(), "Allow": FLAGS_ALLOW}
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         if not request.path_info.startswith(PATH_PREFIX):
             return self.get_response(request)
         if request.method == "OPTIONS":
             return self.preflight(request)
-        response = self.get_response(request)
+        response = None
+        if request.path_info == FLAGS_PATH and request.method in ("GET", "POST"):
+            response = self.from_memory(request)
+        if response is None:
+            response = self.get_response(request)
         patch_vary_headers(response, ("Origin",))
         self.allow_origin(request, response)
         response["Access-Control-Allow-Credentials"] = "true"
         response["Access-Control-Expose-Headers"] = "ETag"
         return response
+
+    def from_memory(self, request: HttpRequest) -> HttpResponse | None:
+        header = request.META.get("HTTP_AUTHORIZATION")
+        principal = remembered_frontend(token_from_header(header)) if header else None
+        if principal is None:
+            return None
+        try:
+            if request.method == "GET":
+                given = context_from_query(query_items(request.GET))
+            else:
+                given = self.posted_context(request)
+                if given is None:
+                    return None
+        except APIException:
+            return None  # the view refuses it, with the error body
+        response = toggles_response(request, principal, given)
+        response["Content-Length"] = str(len(response.content))
+        for name, value in self.headers.items():
+            response[name] = value
+        return response
+
+    @staticmethod
+    def posted_context(request: HttpRequest) -> dict | None:
+        """The body's context, or None for anything the view must look at (another content
+        type, a body too large, JSON that does not parse)."""
+        content_type = request.META.get("CONTENT_TYPE", "")
+        if content_type.split(";", 1)[0].strip().lower() != "application/json":
+            return None
+        length = request.META.get("CONTENT_LENGTH") or ""
+        if not length.isdigit() or int(length) > settings.MAX_REQUEST_BODY_BYTES:
+            return None
+        try:
+            data = orjson.loads(request.body) if int(length) else {}
+        except orjson.JSONDecodeError:
+            return None
+        return context_from_body(data)
 
     def allow_origin(self, request: HttpRequest, response: HttpResponse) -> None:
         if self.origins is None:

@@ -4,34 +4,30 @@ over the client payload of the token's environment; the apps' metrics and regist
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 
 from client_api.serializers import ClientMetricsSchemaSerializer, parse_client_metrics
 from client_api.views import ClientApiView
-from evaluation.engine import decide_all
 from features.metrics_services import record_client_metrics, register_client_instance
 from flagadmin.api.errors import ApiError
 from flagadmin.api.schema import error_responses
 from flagadmin.api.views import NoRouteMixin
+from frontend_api.answers import toggles_response
 from frontend_api.authentication import FrontendPrincipal, FrontendTokenAuthentication, IsFrontend
-from frontend_api.context import context_from_body, context_from_query, unleash_context
+from frontend_api.context import context_from_body, context_from_query, query_items
 from frontend_api.serializers import (
     FrontendApiClientSchemaSerializer,
     FrontendApiFeaturesPostSchemaSerializer,
     FrontendApiFeaturesSchemaSerializer,
 )
-from frontend_api.toggles import express_etag, is_fresh, toggles_body
 
 TAGS = ["Frontend API"]
 # The admin API's scheme (a token in the `Authorization` header), as Unleash's document names
 # it; which kind of token each operation takes, its description says.
 AUTH = [{"apiKey": []}]
-JSON = "application/json; charset=utf-8"
 OK = OpenApiResponse(description="`OK` (text/plain), as Unleash answers.")
 CONTEXT_QUERY = [
     OpenApiParameter(
@@ -79,35 +75,6 @@ class NotImplementedView(FrontendApiView):
         raise EndpointNotImplementedError()
 
 
-def _query_items(request: HttpRequest) -> Iterator[tuple[str, str]]:
-    for key, values in request.GET.lists():
-        for value in values:
-            yield key, value
-
-
-def toggles_response(
-    request: HttpRequest, principal: FrontendPrincipal, given: dict
-) -> HttpResponse:
-    """The enabled flags for `given` (the request's context), with Express's ETag and 304."""
-    context = unleash_context(given, request.META.get("REMOTE_ADDR") or "")
-    decisions = decide_all(
-        principal.environment,
-        context,
-        principal.projects,
-        revision=principal.revision,
-        only_enabled=True,
-    )
-    body = toggles_body(decisions)
-    etag = express_etag(body)
-    fresh = request.method in ("GET", "HEAD") and is_fresh(
-        request.META.get("HTTP_IF_NONE_MATCH"), request.META.get("HTTP_CACHE_CONTROL"), etag
-    )
-    response = HttpResponse(status=304) if fresh else HttpResponse(body, content_type=JSON)
-    response["Cache-Control"] = "no-cache"
-    response["ETag"] = etag
-    return response
-
-
 class FrontendFeaturesView(FrontendApiView):
     @extend_schema(
         operation_id="getFrontendFeatures",
@@ -126,7 +93,7 @@ class FrontendFeaturesView(FrontendApiView):
         },
     )
     def get(self, request: Request) -> HttpResponse:
-        given = context_from_query(_query_items(request))
+        given = context_from_query(query_items(request.GET))
         return toggles_response(request, request.user, given)
 
     @extend_schema(

@@ -13,12 +13,14 @@ from django.test import override_settings
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from evaluation.engine import clear_engines
+from evaluation.engine import PayloadEngine, clear_engines
 from features.models import ClientInstance, FeatureEnvironment, FeatureUsageBucket
 from flagadmin.core.models import TokenType
+from frontend_api.answers import forget_answers
 from frontend_api.authentication import forget_tokens
 from frontend_api.context import context_from_query, unleash_context
 from frontend_api.toggles import express_etag, forget_encoded
+from frontend_api.views import FrontendFeaturesView
 from tests.conftest import assert_error
 from tests.factories import ProjectFactory, make_token
 
@@ -29,10 +31,10 @@ ROLLOUT_100 = {"rollout": "100", "stickiness": "default", "groupId": "g"}
 
 @pytest.fixture(autouse=True)
 def fresh_frontend_memory():
-    for forget in (forget_tokens, clear_engines, forget_encoded):
+    for forget in (forget_tokens, clear_engines, forget_encoded, forget_answers):
         forget()
     yield
-    for forget in (forget_tokens, clear_engines, forget_encoded):
+    for forget in (forget_tokens, clear_engines, forget_encoded, forget_answers):
         forget()
 
 
@@ -676,3 +678,153 @@ def test_unleash_context__defaults_and_properties():
             "flag": "true",
         },
     }
+
+
+# --- answered from memory ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "ask",
+    [
+        pytest.param(lambda c: c.get(FRONTEND, {"userId": "1", "sessionId": "s"}), id="get"),
+        pytest.param(
+            lambda c: post(c, FRONTEND, {"context": {"userId": "1", "country": "no"}}), id="post"
+        ),
+        pytest.param(
+            lambda c: c.get(FRONTEND, {"userId": "1"}, HTTP_ORIGIN="https://app.example"),
+            id="cors",
+        ),
+    ],
+)
+def test_frontend_features__from_memory__the_view_s_answer(flags, settings, monkeypatch, ask):
+    settings.CLIENT_API_REUSE_SECONDS = 60
+    client = browser()
+    through_view = []
+    original = FrontendFeaturesView.dispatch
+
+    def dispatch(view, request, *args, **kwargs):
+        through_view.append(request.method)
+        return original(view, request, *args, **kwargs)
+
+    monkeypatch.setattr(FrontendFeaturesView, "dispatch", dispatch)
+
+    by_view = ask(client)  # the token is looked up: through the view
+    from_memory = ask(client)
+    forget_tokens()
+    by_view_again = ask(client)
+
+    assert len(through_view) == 2
+
+    for answer in (from_memory, by_view_again):
+        assert answer.status_code == by_view.status_code == 200
+        assert answer.content == by_view.content
+        assert dict(answer.headers) == dict(by_view.headers)
+
+
+# --- answers kept for contexts that come back ---------------------------------------------------
+
+
+@pytest.fixture
+def engine_calls(monkeypatch) -> list:
+    calls = []
+    original = PayloadEngine.decide_all
+
+    def decide_all(engine, *args, **kwargs):
+        calls.append(args[0])
+        return original(engine, *args, **kwargs)
+
+    monkeypatch.setattr(PayloadEngine, "decide_all", decide_all)
+    return calls
+
+
+def test_answers__same_session_context__decided_once(flags, engine_calls):
+    client = browser()
+    context = {"userId": "1", "sessionId": "s1", "properties[country]": "no"}
+
+    first = client.get(FRONTEND, context)
+    again = client.get(FRONTEND, context)
+    posted = post(
+        client, FRONTEND, {"context": {"userId": "1", "sessionId": "s1", "country": "no"}}
+    )
+    other = client.get(FRONTEND, {**context, "userId": "2"})
+
+    assert first.content == again.content == posted.content
+    assert first.json() == other.json() == A_AND_B
+    assert len(engine_calls) == 2  # the first context, and the other user's
+
+
+def test_answers__without_session__decided_every_time(flags, engine_calls):
+    client = browser()
+
+    for _ in range(3):
+        assert client.get(FRONTEND, {"userId": "1"}).json() == B_ONLY
+
+    assert len(engine_calls) == 3
+
+
+@pytest.mark.parametrize(
+    "strategy",
+    [
+        pytest.param(
+            {
+                "name": "flexibleRollout",
+                "parameters": ROLLOUT_100,
+                "constraints": [
+                    {
+                        "contextName": "currentTime",
+                        "operator": "DATE_AFTER",
+                        "value": "2020-01-01T00:00:00Z",
+                    }
+                ],
+            },
+            id="date-constraint",
+        ),
+        pytest.param(
+            {
+                "name": "flexibleRollout",
+                "parameters": {"rollout": "50", "stickiness": "random", "groupId": "g"},
+            },
+            id="random-stickiness",
+        ),
+    ],
+)
+def test_answers__state_that_depends_on_more_than_the_context__never_kept(
+    admin_client, engine_calls, strategy
+):
+    make_flag(admin_client, "unsteady", strategy=strategy)
+    client = browser()
+
+    for _ in range(3):
+        client.get(FRONTEND, {"userId": "1", "sessionId": "s1"})
+
+    assert len(engine_calls) == 3
+
+
+def test_answers__new_state__answered_anew(admin_client, settings):
+    settings.CLIENT_API_REUSE_SECONDS = 0
+    make_flag(admin_client, "first")
+    make_flag(admin_client, "later", on=False)
+    client = browser()
+    context = {"userId": "1", "sessionId": "s1"}
+    assert client.get(FRONTEND, context).json() == {"toggles": [toggle("first")]}
+
+    response = admin_client.post(
+        f"{FEATURES.format(project='default')}/later/environments/development/on",
+        content_type="application/json",
+    )
+
+    assert response.status_code == 200
+    assert client.get(FRONTEND, context).json() == {"toggles": [toggle("first"), toggle("later")]}
+
+
+def test_answers__token_projects_part_of_the_key(admin_client):
+    ProjectFactory(id="shop")
+    make_flag(admin_client, "in-default")
+    make_flag(admin_client, "in-shop", project="shop")
+    context = {"userId": "1", "sessionId": "s1"}
+
+    every = browser().get(FRONTEND, context).json()
+    shop = browser(projects=["shop"]).get(FRONTEND, context).json()
+
+    assert every == {"toggles": [toggle("in-default"), toggle("in-shop")]}
+    assert shop == {"toggles": [toggle("in-shop")]}

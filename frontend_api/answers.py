@@ -1,0 +1,119 @@
+"""The Frontend API's answer for a context: decided by the worker's engine for the token's
+environment, encoded (`toggles.py`), and kept for the contexts that come back.
+
+A browser asks with the same context again and again (`unleash-proxy-client` keeps its
+`sessionId`, and polls every 30 s or on each page), and an engine's decisions for a context do
+not change while it holds its state, unless a rule depends on the moment (a `DATE_AFTER` or
+`DATE_BEFORE` constraint) or on chance (`random` stickiness). So for a state without either,
+the answer to a context that names its `sessionId` is kept with the engine, keyed by the
+context as the engine reads it, and goes with the engine when a new state replaces it. A
+context without a `sessionId` gets a new random one, so it would never come back: not kept.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+
+from client_api.selectors import client_features
+from evaluation.engine import EVERY_PROJECT, PayloadEngine, encode_context, engine_for
+from frontend_api.authentication import FrontendPrincipal
+from frontend_api.context import js_string, unleash_context
+from frontend_api.toggles import express_etag, is_fresh, toggles_body
+
+JSON = "application/json; charset=utf-8"
+
+# Per engine: at most this many bytes of kept answers; past it they are forgotten together.
+MAX_KEPT_BYTES = 8 * 1024 * 1024
+# What makes a state's decisions depend on more than the context.
+UNSTEADY_MARKS = (b'"DATE_AFTER"', b'"DATE_BEFORE"', b'"random"')
+
+
+class _Kept:
+    """The answers kept for one engine, and whether its state allows keeping any."""
+
+    def __init__(self, steady: bool) -> None:
+        self.steady = steady
+        self.answers: dict[tuple[tuple[str, ...], bytes], tuple[bytes, str]] = {}
+        self.size = 0
+        self.lock = threading.Lock()
+
+    def keep(self, key: tuple[tuple[str, ...], bytes], answer: tuple[bytes, str]) -> None:
+        with self.lock:
+            if self.size + len(answer[0]) > MAX_KEPT_BYTES:
+                self.answers.clear()
+                self.size = 0
+            self.answers[key] = answer
+            self.size += len(answer[0])
+
+
+_kept: weakref.WeakKeyDictionary[PayloadEngine, _Kept] = weakref.WeakKeyDictionary()
+_kept_lock = threading.Lock()
+
+
+def forget_answers() -> None:
+    with _kept_lock:
+        _kept.clear()
+
+
+def _kept_for(engine: PayloadEngine, environment: str, revision: int) -> _Kept | None:
+    kept = _kept.get(engine)
+    if kept is not None:
+        return kept
+    found = client_features(projects=EVERY_PROJECT, environment=environment, revision=revision)
+    if found.etag != engine.etag:
+        return None  # another state than the engine's: decide, keep nothing this time
+    kept = _Kept(steady=not any(mark in found.body for mark in UNSTEADY_MARKS))
+    with _kept_lock:
+        return _kept.setdefault(engine, kept)
+
+
+def toggles_answer(
+    *,
+    environment: str,
+    projects: Sequence[str],
+    revision: int,
+    context: dict[str, Any],
+    comes_back: bool,
+) -> tuple[bytes, str]:
+    """(body, ETag) of the enabled flags of `projects` in `environment` for `context` (as
+    `context.unleash_context` builds it). `comes_back`: the caller named the session, so the
+    same context may be asked again."""
+    engine = engine_for(environment, revision=revision)
+    encoded = encode_context(context)
+    key = (tuple(projects), encoded)
+    kept = _kept_for(engine, environment, revision) if comes_back else None
+    if kept is not None and kept.steady:
+        answer = kept.answers.get(key)
+        if answer is not None:
+            return answer
+    body = toggles_body(engine.decide_all(encoded, projects, only_enabled=True))
+    answer = (body, express_etag(body))
+    if kept is not None and kept.steady:
+        kept.keep(key, answer)
+    return answer
+
+
+def toggles_response(
+    request: HttpRequest, principal: FrontendPrincipal, given: dict[str, Any]
+) -> HttpResponse:
+    """The answer to a request for the flags, `given` its context (from the query or the
+    body): the toggles with Express's ETag, or 304 as Express's `fresh` decides it."""
+    answer, etag = toggles_answer(
+        environment=principal.environment,
+        projects=principal.projects,
+        revision=principal.revision,
+        context=unleash_context(given, request.META.get("REMOTE_ADDR") or ""),
+        comes_back=bool(js_string(given.get("sessionId"))),
+    )
+    fresh = request.method in ("GET", "HEAD") and is_fresh(
+        request.META.get("HTTP_IF_NONE_MATCH"), request.META.get("HTTP_CACHE_CONTROL"), etag
+    )
+    response = HttpResponse(status=304) if fresh else HttpResponse(answer, content_type=JSON)
+    response["Cache-Control"] = "no-cache"
+    response["ETag"] = etag
+    return response
