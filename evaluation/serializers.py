@@ -17,12 +17,12 @@ from rest_framework import serializers
 
 from features.serializers import VariantSchemaSerializer
 from flagadmin.api.fields import (
-    NumberAsStringField,
     StrictCharField,
     StrictDateTimeField,
     StrictDictField,
     StrictListField,
     StrictSerializer,
+    js_number_string,
 )
 
 ALL_PROJECTS = "*"
@@ -32,6 +32,23 @@ RFC_3339_OFFSET = re.compile(r"(?:[zZ]|[+-]\d\d:\d\d)$")
 
 
 # --- requests ---------------------------------------------------------------------------------
+
+
+class ContextValueField(StrictCharField):
+    """A context value: a string, or a number, boolean or null taken as Unleash's validator
+    coerces it into a string field (`30` is "30", `true` "true", `null` "")."""
+
+    def validate_empty_values(self, data: Any) -> tuple[bool, Any]:
+        if data is None:
+            return False, ""
+        return super().validate_empty_values(data)
+
+    def to_internal_value(self, data: Any) -> str:
+        if isinstance(data, bool):
+            data = "true" if data else "false"
+        elif isinstance(data, int | float):
+            data = js_number_string(data)
+        return super().to_internal_value(data)
 
 
 class CurrentTimeField(StrictDateTimeField):
@@ -83,27 +100,27 @@ class ProjectsField(serializers.Field):
 @extend_schema_serializer(component_name="playgroundContextSchema")
 class PlaygroundContextSchemaSerializer(StrictSerializer):
     """The Unleash context as modeled in client SDKs. Other fields are context fields too (a
-    constraint on `tenant` reads `tenant`); numbers are taken as their strings, as Unleash's
-    validator coerces them."""
+    constraint on `tenant` reads `tenant`). Numbers, booleans and null are taken as strings,
+    as Unleash's validator coerces them."""
 
-    appName = NumberAsStringField(min_length=1, help_text="The name of the application.")
+    appName = ContextValueField(min_length=1, help_text="The name of the application.")
     currentTime = CurrentTimeField(
         required=False,
         help_text="An RFC 3339 date-time (default: the time of the request).",
     )
-    environment = NumberAsStringField(
+    environment = ContextValueField(
         required=False,
         allow_blank=True,
         help_text="The environment the app runs in, as a context field (default: `default`).",
     )
     properties = StrictDictField(
-        child=NumberAsStringField(allow_blank=True),
+        child=ContextValueField(allow_blank=True),
         required=False,
         help_text="Other context fields.",
     )
-    remoteAddress = NumberAsStringField(required=False, allow_blank=True)
-    sessionId = NumberAsStringField(required=False, allow_blank=True)
-    userId = NumberAsStringField(required=False, allow_blank=True)
+    remoteAddress = ContextValueField(required=False, allow_blank=True)
+    sessionId = ContextValueField(required=False, allow_blank=True)
+    userId = ContextValueField(required=False, allow_blank=True)
 
     def to_internal_value(self, data: Any) -> dict[str, Any]:
         declared = super().to_internal_value(data)

@@ -47,8 +47,12 @@ SPECIFICATION_FILES = (
 
 @pytest.fixture(scope="session")
 def specifications() -> Path:
+    return installed_specifications()
+
+
+def installed_specifications() -> Path:
     """The specification's folder, installed from tests/sdk/node/package-lock.json when it is
-    not yet (as tests/test_sdk.py installs the Node SDK)."""
+    not yet (as tests/test_sdk.py installs the Node SDK); skips without npm."""
     if not (SPECIFICATIONS / "index.json").exists():
         npm = shutil.which("npm")
         if npm is None:

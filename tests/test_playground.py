@@ -523,10 +523,10 @@ def test_playground__other_context_fields_kept_and_read(admin_client):
             id="property-object",
         ),
         pytest.param(
-            {"environment": "development", "context": {"appName": "a", "userId": True}},
+            {"environment": "development", "context": {"appName": "a", "userId": ["u"]}},
             "/body/context/userId",
-            "The `/body/context/userId` property must be string. You sent true.",
-            id="user-id-boolean",
+            'The `/body/context/userId` property must be string. You sent ["u"].',
+            id="user-id-list",
         ),
         pytest.param(
             {"environment": 5, "context": {"appName": "a"}},
