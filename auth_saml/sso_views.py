@@ -33,6 +33,7 @@ from auth_saml.config import (
     NOT_ENABLED,
 )
 from auth_saml.models import SamlSettings
+from flagadmin.api.signin import lockout_response
 from flagadmin.core import signin
 
 logger = logging.getLogger(__name__)
@@ -134,7 +135,7 @@ class SamlAcsView(SamlEnabledMixin, saml_views.AssertionConsumerServiceView):
         # the user the response names) cannot make the server do that work.
         name_id = unverified_name_id(request.POST.get("SAMLResponse"))
         if signin.is_locked_out(request, signin.username_for_lockout(None, {"username": name_id})):
-            return signin.lockout_response(request)
+            return lockout_response(request)
         return super().post(request)
 
     def custom_validation(self, response: Any) -> None:

@@ -266,7 +266,7 @@ AXES_LOCKOUT_PARAMETERS = [
     for item in env_list("SIGNIN_LOCKOUT_BY", "username,ip_address")
 ]
 AXES_USERNAME_CALLABLE = "flagadmin.core.signin.username_for_lockout"
-AXES_LOCKOUT_CALLABLE = "flagadmin.core.signin.lockout_response"
+AXES_LOCKOUT_CALLABLE = "flagadmin.api.signin.lockout_response"
 AXES_RESET_ON_SUCCESS = True
 # Attempts during a lockout are refused without a write, and do not extend it.
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False

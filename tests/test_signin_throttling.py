@@ -14,8 +14,8 @@ from django.contrib.auth.hashers import MD5PasswordHasher
 from django.core.management import call_command
 from django.test import Client, RequestFactory
 
+from flagadmin.api.signin import lockout_response
 from flagadmin.core.models import Role
-from flagadmin.core.signin import lockout_response
 from flagadmin.serving.client_address import signin_client_address
 from tests.factories import UserFactory
 

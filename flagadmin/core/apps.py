@@ -15,8 +15,6 @@ class FlagadminConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from flagadmin.api import schema  # noqa: F401  (registers the OpenAPI auth extension)
-
         post_migrate.connect(_bootstrap_after_migrate, sender=self)
         connection_created.connect(bound_waits, dispatch_uid="flagadmin.db.bound_waits")
 

@@ -22,7 +22,6 @@ from django.db.models import F, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from flagadmin.api.errors import TooManyRequestsError, json_error_response
 from flagadmin.core.models import User
 
 LOCKED_OUT_TEMPLATE = "flagadmin/signin_locked_out.html"
@@ -78,21 +77,16 @@ def lockout_message(request: HttpRequest | None) -> str:
     )
 
 
-def lockout_response(
-    request: HttpRequest,
-    original_response: HttpResponse | None = None,
-    credentials: dict | None = None,
-) -> HttpResponse:
-    """AXES_LOCKOUT_CALLABLE: 429 with a clear page, or the error body under /api/."""
-    message = lockout_message(request)
-    if request.path_info == "/api" or request.path_info.startswith("/api/"):
-        response: HttpResponse = json_error_response(TooManyRequestsError(message))
-    else:
-        response = render(request, LOCKED_OUT_TEMPLATE, {"message": message}, status=429)
+def lockout_page(request: HttpRequest, message: str) -> HttpResponse:
+    """The page that says so, outside the API (the API's answer: `flagadmin.api.signin`)."""
+    return render(request, LOCKED_OUT_TEMPLATE, {"message": message}, status=429)
+
+
+def retry_after(request: HttpRequest | None) -> str | None:
+    """Seconds until a locked-out attempt may try again (`Retry-After`); None when only an
+    administrator can unlock it."""
     cool_off = get_cool_off(request)
-    if cool_off:
-        response["Retry-After"] = str(math.ceil(cool_off.total_seconds()))
-    return response
+    return str(math.ceil(cool_off.total_seconds())) if cool_off else None
 
 
 # --- login_attempts: Unleash's per-user count of failed sign-ins ---------------------------
