@@ -20,7 +20,7 @@ from auth_saml.certificates import certificate_fingerprint, private_key_fingerpr
 from auth_saml.models import SP_KEY_REDACTED, ConsumedAssertion, SamlSettings
 from flagadmin.core.actors import Actor
 from flagadmin.core.audit import record_event
-from flagadmin.core.db import held_ids, members_lock
+from flagadmin.core.locks import members_write
 from flagadmin.core.models import AccountType, User
 from groups.models import Group, GroupMembership
 from users.services import create_user
@@ -237,8 +237,7 @@ def sync_sso_groups(*, user: User, idp_groups: Sequence[str]) -> tuple[list[Grou
     touched (the fix of Unleash issue 4929). One audit event per membership added or removed.
     """
     wanted_names = set(idp_groups)
-    with transaction.atomic():
-        members_lock()  # first (re-entrant: the sign-in has taken it), see flagadmin.core.db
+    with members_write() as members:  # (the sign-in's own when it syncs: re-entrant)
         # Filtered in Python: JSON containment is not portable to SQLite, and groups with SSO
         # mappings are few. One query for the groups, one for the user's memberships.
         mapped = [
@@ -252,8 +251,8 @@ def sync_sso_groups(*, user: User, idp_groups: Sequence[str]) -> tuple[list[Grou
         wanted_ids = {group.id for group in mapped}
         stale = [m for m in memberships.values() if m.added_by_sso and m.group_id not in wanted_ids]
         # The groups to join or leave are held: one deleted before is left alone, its
-        # memberships gone with it (`flagadmin.core.db.held_ids`).
-        held = held_ids(
+        # memberships gone with it.
+        held = members.hold(
             Group,
             [group.id for group in mapped if group.id not in memberships]
             + [membership.group_id for membership in stale],
@@ -344,16 +343,15 @@ def sign_in(
             refusal="The identity provider did not send an email address as the user's NameID. "
             "Ask your administrator to configure the NameID format as the email address."
         )
-    with transaction.atomic():
+    # A write of members (group sync changes them, and the admin's delete of a person is one
+    # too): the members' lock before the person's row.
+    with members_write():
         if not _consume_assertion(assertion_id, assertion_expires_at):
             count_failed_sign_in(email)
             return SignInResult(
                 refusal="This sign-in response has already been used. Please sign in again."
             )
-        # The members' lock before the person's row (group sync changes members, and the
-        # admin's delete of a person takes the lock first: `flagadmin.core.db.members_lock`). NO
-        # KEY: see groups.services._locked.
-        members_lock()
+        # NO KEY: see groups.services._locked.
         user = users_with_email(email).select_for_update(no_key=True).first()
         created = False
         if user is None:

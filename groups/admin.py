@@ -13,7 +13,7 @@ from django.http import HttpRequest
 from flagadmin.core.admin_audit import AuditedModelAdmin
 from flagadmin.core.admin_fields import LinesField
 from flagadmin.core.audit import record_event
-from flagadmin.core.db import held_ids
+from flagadmin.core.locks import members_write
 from flagadmin.core.models import User
 from groups.models import Group, GroupMembership
 from groups.services import group_snapshot
@@ -24,27 +24,28 @@ def save_memberships(request: HttpRequest, formset, *, record_each: bool) -> Non
     user's page each one records `group-user-added` / `group-user-removed` (as SAML syncing
     does); from a group's page the group's own `group-updated` lists its members."""
     memberships = formset.save(commit=False)
-    # Under the members' lock the view took first (`changes_members`), the groups and people
-    # of the memberships saved are held until the commit (see `flagadmin.core.db.held_ids`).
-    held_ids(Group, [membership.group_id for membership in memberships])
-    held_ids(User, [membership.user_id for membership in memberships])
-    for membership in memberships:
-        added = membership.pk is None
-        if added:
-            membership.created_by = request.user.audit_name
-        membership.save()
-        if added and record_each:
-            record_event(
-                "group-user-added",
-                actor=request.user,
-                data={"groupId": membership.group_id, "userId": membership.user_id},
-            )
-    for removed in formset.deleted_objects:
-        pre_data = {"groupId": removed.group_id, "userId": removed.user_id}
-        removed.delete()
-        if record_each:
-            record_event("group-user-removed", actor=request.user, pre_data=pre_data)
-    formset.save_m2m()
+    # A write of members (the page's own, `changes_members`): the groups and people of the
+    # memberships saved are held until the commit.
+    with members_write() as members:
+        members.hold(Group, [membership.group_id for membership in memberships])
+        members.hold(User, [membership.user_id for membership in memberships])
+        for membership in memberships:
+            added = membership.pk is None
+            if added:
+                membership.created_by = request.user.audit_name
+            membership.save()
+            if added and record_each:
+                record_event(
+                    "group-user-added",
+                    actor=request.user,
+                    data={"groupId": membership.group_id, "userId": membership.user_id},
+                )
+        for removed in formset.deleted_objects:
+            pre_data = {"groupId": removed.group_id, "userId": removed.user_id}
+            removed.delete()
+            if record_each:
+                record_event("group-user-removed", actor=request.user, pre_data=pre_data)
+        formset.save_m2m()
 
 
 class GroupForm(forms.ModelForm):

@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from django.db import transaction
 from django.db.models import Prefetch, QuerySet
 from django.utils import timezone
 
 from flagadmin.core.actors import Actor, audit_identity
 from flagadmin.core.audit import event_time, record_event
-from flagadmin.core.db import held_ids, members_lock, unique_or_conflict
+from flagadmin.core.db import unique_or_conflict
 from flagadmin.core.errors import InvalidInputError, NameExistsError, NotFoundError, Problem
+from flagadmin.core.locks import members_write
 from flagadmin.core.models import Role, User
 from groups.models import Group, GroupMembership
 
@@ -60,9 +60,9 @@ def _locked(group_id: int, *, for_delete: bool = False) -> Group:
     key-share locks of foreign-key checks, which Django defers to commit (FOR UPDATE once
     deadlocked with a grant's, before every writer of members took the members' lock first).
 
-    `for_delete`: FOR UPDATE. Taken under the members' lock (`flagadmin.core.db.members_lock`), as
-    every writer of members takes that lock first: nothing refers anew to the group until
-    the delete commits."""
+    `for_delete`: FOR UPDATE. Taken in a write of members (`flagadmin.core.locks.members_write`),
+    as every writer of members is: nothing refers anew to the group until the delete
+    commits."""
     locks = Group.objects.select_for_update(no_key=not for_delete)
     locked = locks.filter(pk=group_id).first()
     if locked is None:
@@ -102,11 +102,10 @@ def create_group(
 ) -> Group:
     """Creates a group with its members; audit event `group-created`."""
     actor_name = audit_identity(actor).name
-    with transaction.atomic():
-        # The people are held before the members change (see `flagadmin.core.db.held_ids`); one
-        # deleted since the request was checked is left out, as its delete removes memberships.
-        members_lock()
-        present = held_ids(User, [user.pk for user in users])
+    with members_write() as members:
+        # One deleted since the request was checked is left out, as its delete removes
+        # memberships.
+        present = members.hold(User, [user.pk for user in users])
         users = [user for user in users if user.pk in present]
         group = Group(
             name=name,
@@ -167,13 +166,12 @@ def update_group(
     """
     group_id = _require_id(group_id)
     actor_name = audit_identity(actor).name
-    with transaction.atomic():
-        # The members' lock first, then the group and the people wanted (see
-        # `flagadmin.core.db.members_lock`); one deleted since the request was checked is left out.
-        members_lock()
+    with members_write() as members:
+        # The group, then the people wanted; one deleted since the request was checked is left
+        # out.
         group = _locked(group_id)
         wanted_ids = list(dict.fromkeys(user.pk for user in users))
-        present = held_ids(User, wanted_ids)
+        present = members.hold(User, wanted_ids)
         wanted_ids = [uid for uid in wanted_ids if uid in present]
         memberships = {m.user_id: m for m in group.memberships.all()}
         pre_data = group_snapshot(group, list(memberships))
@@ -250,8 +248,7 @@ def delete_group(*, actor: Actor, group_id: int | None) -> None:
     """Deletes group `group_id` (404 when there is none), its memberships and its project roles;
     audit event `group-deleted`."""
     group_id = _require_id(group_id)
-    with transaction.atomic():
-        members_lock()
+    with members_write():
         group = _locked(group_id, for_delete=True)
         pre_data = group_snapshot(group, list(group.memberships.values_list("user_id", flat=True)))
         group.delete()

@@ -13,8 +13,8 @@ from django.http import HttpRequest
 
 from flagadmin.core.admin_audit import AuditedModelAdmin, json_safe
 from flagadmin.core.admin_filters import ArchivedFilter
-from flagadmin.core.db import held_ids
 from flagadmin.core.errors import InvalidOperationError
+from flagadmin.core.locks import members_write
 from flagadmin.core.models import User
 from groups.models import Group
 from overview.project_figures import project_figures
@@ -112,15 +112,16 @@ class ProjectAdmin(AuditedModelAdmin):
             super().save_formset(request, form, formset, change)
             return
         assignments = formset.save(commit=False)
-        # Under the members' lock the view took first (`changes_members`), the groups and
-        # people given roles are held until the commit (see `flagadmin.core.db.held_ids`).
-        held_ids(Group, [assignment.group_id for assignment in assignments if assignment.group_id])
-        held_ids(User, [assignment.user_id for assignment in assignments if assignment.user_id])
-        for assignment in assignments:
-            assignment.save()
-        for assignment in formset.deleted_objects:
-            assignment.delete()
-        formset.save_m2m()
+        # A write of members (the page's own, `changes_members`): the groups and people given
+        # roles are held until the commit.
+        with members_write() as members:
+            members.hold(Group, [a.group_id for a in assignments if a.group_id])
+            members.hold(User, [a.user_id for a in assignments if a.user_id])
+            for assignment in assignments:
+                assignment.save()
+            for assignment in formset.deleted_objects:
+                assignment.delete()
+            formset.save_m2m()
 
     def get_readonly_fields(self, request: HttpRequest, obj: Project | None = None):
         # The id is the project's key in URLs and tokens: set once, at creation.

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from django.db import transaction
-
-from flagadmin.core.db import members_lock
+from flagadmin.core.locks import members_write
 from flagadmin.core.models import Role
 from flagadmin.core.recount import differing
 from flagadmin.core.sql import lock_tables_against_writes
@@ -61,11 +59,9 @@ def repair() -> tuple[dict[MemberKey, tuple[int, int]], dict[str, tuple[int, int
     """Make the stored members and counts equal to a recomputation; returns those that were
     wrong, as (stored, recomputed). Writers of assignments, memberships and roles wait
     meanwhile (PostgreSQL: SHARE locks; SQLite: the write lock)."""
-    with transaction.atomic():
-        # The members' lock first, as every writer of members takes it before touching these
-        # tables (`flagadmin.core.db.members_lock`): then no writer holds one of them waiting for
-        # it.
-        members_lock()
+    # The members' lock first, as every writer of members takes it before touching these
+    # tables: then no writer holds one of them waiting for it.
+    with members_write():
         lock_tables_against_writes(ProjectRoleAssignment, GroupMembership, Role)
         actual, kept = recounted_paths(), stored_paths()
         wrong_paths = differing(actual, kept)

@@ -19,11 +19,8 @@ from flagadmin.api.fields import (
     StrictSerializer,
     UrlFriendlyNameField,
 )
-from flagadmin.core.db import held_ids
-from flagadmin.core.models import ROOT_ROLE_TYPES, AccountType, Role, User
-from flagadmin.core.sql import column
-from groups.models import Group
 from projects.models import Environment, ProjectMode
+from projects.services import group_refusals, role_refusals, user_refusals
 
 # --- response: the list ------------------------------------------------------------------------
 
@@ -174,40 +171,23 @@ class ProjectAddAccessSchemaSerializer(StrictSerializer):
     users = StrictListField(child=StrictIntegerField(), default=list, help_text="User ids.")
 
     @staticmethod
-    def _check(value: list[int], known: dict[int, str | None], missing: str) -> list[int]:
-        """Repeated ids collapse; an id not in `known` fails with `missing`, one whose
-        `known` value is a message fails with that message (one details entry each)."""
-        errors = {}
-        for index, item in enumerate(value):
-            if item not in known:
-                errors[str(index)] = [missing]
-            elif known[item]:
-                errors[str(index)] = [known[item]]
-        if errors:
-            raise serializers.ValidationError(errors)
+    def _refused(value: list[int], refusals: dict[int, str]) -> list[int]:
+        """Repeated ids collapse; each id refused fails with its refusal (one details entry
+        each). The grant checks again under the members' lock (`add_project_access`)."""
+        if refusals:
+            raise serializers.ValidationError(
+                {str(index): [message] for index, message in refusals.items()}
+            )
         return list(dict.fromkeys(value))
 
     def validate_roles(self, value: list[int]) -> list[int]:
-        held_ids(Role, value)  # a custom role deleted meanwhile is then missing below
-        roles = Role.objects.filter(id__in=value).values_list("id", "type")
-        known = {
-            role_id: "must be the id of a project role, not of a root role"
-            if role_type in ROOT_ROLE_TYPES
-            else None
-            for role_id, role_type in roles
-        }
-        return self._check(value, known, "must be the id of an existing project role")
+        return self._refused(value, role_refusals(value))
 
-    # Groups and people are held from here to the grant's commit (`flagadmin.core.db.held_ids`):
-    # the view validates inside the grant's transaction.
     def validate_groups(self, value: list[int]) -> list[int]:
-        known = dict.fromkeys(held_ids(Group, value))
-        return self._check(value, known, "must be the id of an existing group")
+        return self._refused(value, group_refusals(value))
 
     def validate_users(self, value: list[int]) -> list[int]:
-        not_system = f"{column(User, 'account_type')} <> %s"
-        people = held_ids(User, value, where=not_system, params=[AccountType.SYSTEM.value])
-        return self._check(value, dict.fromkeys(people), "must be the id of an existing user")
+        return self._refused(value, user_refusals(value))
 
 
 @extend_schema_serializer(component_name="projectAccessHolderSchema")

@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 
 from django.db import connection, transaction
 from django.utils import timezone
 
 from flagadmin.core.actors import Actor
 from flagadmin.core.audit import event_time, record_event
-from flagadmin.core.db import held_ids, members_lock, unique_or_conflict
-from flagadmin.core.errors import InvalidOperationError, NameExistsError
-from flagadmin.core.models import Role, User
+from flagadmin.core.db import unique_or_conflict
+from flagadmin.core.errors import (
+    InvalidInputError,
+    InvalidOperationError,
+    NameExistsError,
+    NotFoundError,
+    Problem,
+)
+from flagadmin.core.locks import MembersWrite, members_write
+from flagadmin.core.models import ROOT_ROLE_TYPES, AccountType, Role, User
+from flagadmin.core.sql import column
+from groups.models import Group
 from projects.models import (
     OWNER_NAMES,
     Environment,
@@ -63,13 +73,12 @@ def create_project(
             ProjectEnvironment(project=project, environment_id=name) for name in environments
         )
         if isinstance(actor, User):
-            # The members' lock first, then the owner held (`flagadmin.core.db`); a person deleted
-            # while creating the project leaves it without owner.
-            members_lock()
-            if held_ids(User, [actor.pk]):
-                ProjectRoleAssignment.objects.create(
-                    project=project, role_id=Role.OWNER, user=actor
-                )
+            # A person deleted while creating the project leaves it without owner.
+            with members_write() as members:
+                if members.hold(User, [actor.pk]):
+                    ProjectRoleAssignment.objects.create(
+                        project=project, role_id=Role.OWNER, user=actor
+                    )
         record_event(
             "project-created",
             actor=actor,
@@ -154,6 +163,52 @@ def _set_archived(*, project: Project, archived: bool, actor: Actor) -> Project:
     return project
 
 
+PROJECT_NOT_FOUND = "Project with id {} does not exist"
+
+# Why an id cannot be given or get project roles (said of the id's place in the request).
+NO_SUCH_ROLE = "must be the id of an existing project role"
+ROOT_ROLE = "must be the id of a project role, not of a root role"
+NO_SUCH_GROUP = "must be the id of an existing group"
+NO_SUCH_USER = "must be the id of an existing user"
+
+
+def role_refusals(role_ids: Sequence[int], members: MembersWrite | None = None) -> dict[int, str]:
+    """Why each of `role_ids` cannot be given in a project, by position: no such role, or a
+    root role. With `members` (a write of members under way), the roles are held until it
+    commits; without, it is a read that a grant checks again."""
+    if members is not None:
+        members.hold(Role, role_ids)
+    types = dict(Role.objects.filter(id__in=role_ids).values_list("id", "type"))
+    refusals = {}
+    for index, role_id in enumerate(role_ids):
+        if role_id not in types:
+            refusals[index] = NO_SUCH_ROLE
+        elif types[role_id] in ROOT_ROLE_TYPES:
+            refusals[index] = ROOT_ROLE
+    return refusals
+
+
+def group_refusals(group_ids: Sequence[int], members: MembersWrite | None = None) -> dict[int, str]:
+    """The groups of `group_ids` that do not exist, by position (`role_refusals`)."""
+    if members is not None:
+        present = members.hold(Group, group_ids)
+    else:
+        present = set(Group.objects.filter(pk__in=group_ids).values_list("pk", flat=True))
+    return {i: NO_SUCH_GROUP for i, group_id in enumerate(group_ids) if group_id not in present}
+
+
+def user_refusals(user_ids: Sequence[int], members: MembersWrite | None = None) -> dict[int, str]:
+    """The people of `user_ids` that do not exist (system users are no people), by position
+    (`role_refusals`)."""
+    if members is not None:
+        not_system = f"{column(User, 'account_type')} <> %s"
+        present = members.hold(User, user_ids, where=not_system, params=[AccountType.SYSTEM.value])
+    else:
+        people = User.objects.filter(pk__in=user_ids).exclude(account_type=AccountType.SYSTEM)
+        present = set(people.values_list("pk", flat=True))
+    return {i: NO_SUCH_USER for i, user_id in enumerate(user_ids) if user_id not in present}
+
+
 def add_project_access(
     *,
     project: Project,
@@ -162,17 +217,29 @@ def add_project_access(
     group_ids: list[int],
     actor: Actor,
 ) -> None:
-    """Give every listed user and group every listed project role in the project (the ids are
-    checked by the request serializer). Assignments that exist already are kept as they are
-    (their assignment time orders the owners), so repeating a call changes nothing and
-    records nothing. The event lists what this call's insert added: of concurrent identical
-    calls, only the one whose rows were stored records them.
+    """Give every listed user and group every listed project role in the project. Assignments
+    that exist already are kept as they are (their assignment time orders the owners), so
+    repeating a call changes nothing and records nothing. The event lists what this call's
+    insert added: of concurrent identical calls, only the one whose rows were stored records
+    them.
 
-    The caller holds the members' lock (`flagadmin.core.db.members_lock`), taken before it read the
-    project and validated the ids: the view does, in one transaction with this one."""
-    # savepoint=False: inside the view's transaction a failure rolls back everything anyway;
-    # no savepoint round trips.
-    with transaction.atomic(savepoint=False):
+    The request serializer has checked the ids (`role_refusals`, ...); under the members' lock
+    they are held, and one deleted or changed since is refused here (400 naming it), as is a
+    project deleted since (404)."""
+    with members_write() as members:
+        refused = [
+            Problem.of([field, str(index)], message, refused=ids[index])
+            for field, ids, refusals in (
+                ("roles", role_ids, role_refusals(role_ids, members)),
+                ("groups", group_ids, group_refusals(group_ids, members)),
+                ("users", user_ids, user_refusals(user_ids, members)),
+            )
+            for index, message in refusals.items()
+        ]
+        if refused:
+            raise InvalidInputError(*refused)
+        if not members.hold(Project, [project.pk]):
+            raise NotFoundError(PROJECT_NOT_FOUND.format(project.pk))
         existing = set(
             ProjectRoleAssignment.objects.filter(project=project, role_id__in=role_ids).values_list(
                 "role_id", "user_id", "group_id"

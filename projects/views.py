@@ -4,7 +4,6 @@ project endpoints share. Those that answer with a project's figures are in
 
 from __future__ import annotations
 
-from django.db import transaction
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import viewsets
 from rest_framework.request import Request
@@ -14,12 +13,11 @@ from flagadmin.api.lookups import get_or_404
 from flagadmin.api.schema import error_responses
 from flagadmin.api.views import AdminApiMixin
 from flagadmin.core import permissions as perms
-from flagadmin.core.db import members_lock
 from flagadmin.core.models import User
 from projects.models import Project
 from projects.selectors import project_access
 from projects.serializers import ProjectAccessSchemaSerializer, ProjectAddAccessSchemaSerializer
-from projects.services import add_project_access
+from projects.services import PROJECT_NOT_FOUND, add_project_access
 
 PROJECT_ID = OpenApiParameter("projectId", str, OpenApiParameter.PATH, description="Project id.")
 
@@ -31,9 +29,7 @@ def caller_user_id(request: Request) -> int | None:
 
 def get_project_or_404(project_id: str) -> Project:
     """The project the URL names, archived or not."""
-    return get_or_404(
-        Project.objects.all(), f"Project with id {project_id} does not exist", pk=project_id
-    )
+    return get_or_404(Project.objects.all(), PROJECT_NOT_FOUND.format(project_id), pk=project_id)
 
 
 class ProjectAccessViewSet(AdminApiMixin, viewsets.ViewSet):
@@ -59,18 +55,14 @@ class ProjectAccessViewSet(AdminApiMixin, viewsets.ViewSet):
         responses={200: ProjectAccessSchemaSerializer, **error_responses(400, 404, 413, 415)},
     )
     def create(self, request: Request, projectId: str) -> Response:
-        # One transaction from the validation on, under the members' lock (taken first, see
-        # `flagadmin.core.db.members_lock`): the groups and people found stay until the commit.
-        with transaction.atomic():
-            members_lock()
-            body = ProjectAddAccessSchemaSerializer(data=request.data)
-            body.is_valid(raise_exception=True)
-            project = get_project_or_404(projectId)
-            add_project_access(
-                project=project,
-                role_ids=body.validated_data["roles"],
-                user_ids=body.validated_data["users"],
-                group_ids=body.validated_data["groups"],
-                actor=request.user,
-            )
+        body = ProjectAddAccessSchemaSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        project = get_project_or_404(projectId)
+        add_project_access(
+            project=project,
+            role_ids=body.validated_data["roles"],
+            user_ids=body.validated_data["users"],
+            group_ids=body.validated_data["groups"],
+            actor=request.user,
+        )
         return Response(project_access(project.pk))

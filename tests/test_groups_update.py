@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 
 from flagadmin.core.models import AuditEvent, Role, RoleType
 from groups import services
@@ -760,9 +760,9 @@ def test_write_group__id_no_group_can_have__404_without_a_transaction(
     waits for the write lock, which any other writer may be holding."""
     admin_client.get("/api/admin/groups")  # the token's first use is recorded beforehand
     opened = []
-    real_atomic = services.transaction.atomic
+    real_atomic = transaction.atomic
     monkeypatch.setattr(
-        services.transaction, "atomic", lambda *a, **kw: opened.append(1) or real_atomic(*a, **kw)
+        transaction, "atomic", lambda *a, **kw: opened.append(1) or real_atomic(*a, **kw)
     )
 
     with django_assert_num_queries(1) as captured:

@@ -12,13 +12,12 @@ import threading
 from collections import Counter
 
 import pytest
-from django.db import transaction
 from django.http import HttpResponse
 from django.test import Client
 from rest_framework.test import APIClient
 
 from auth_saml.services import sync_sso_groups
-from flagadmin.core.db import members_lock
+from flagadmin.core.locks import members_write
 from flagadmin.core.models import Role, TokenType, User
 from groups.models import Group, GroupMembership
 from projects.models import ProjectRoleAssignment
@@ -180,8 +179,7 @@ def test_members_mix__sso_sign_ins_beside_group_deletes__none_fails(seed):
                 idp_groups = rng.sample(["idp-0", "idp-1", "idp-2", "idp-3"], rng.randrange(0, 4))
                 try:
                     # As the sign-in does: the members' lock, the person, then the groups.
-                    with transaction.atomic():
-                        members_lock()
+                    with members_write():
                         User.objects.select_for_update(no_key=True).get(pk=user.pk)
                         sync_sso_groups(user=user, idp_groups=idp_groups)
                 except Exception as exc:  # a deadlock or a foreign-key error at commit
@@ -280,8 +278,7 @@ def test_members_mix__every_members_writer_at_once__none_fails(seed):
             if kind == "sign-in":
                 user = rng.choice(people)
                 try:
-                    with transaction.atomic():
-                        members_lock()
+                    with members_write():
                         User.objects.select_for_update(no_key=True).get(pk=user.pk)
                         sync_sso_groups(
                             user=user, idp_groups=rng.sample(["idp-0", "idp-1", "idp-2"], 2)

@@ -22,7 +22,7 @@ from django.db import models, router, transaction
 from django.http import HttpRequest, HttpResponse
 
 from flagadmin.core.audit import event_time, record_event
-from flagadmin.core.db import members_lock
+from flagadmin.core.locks import members_write
 
 _BEFORE = "_audit_snapshots_before"
 
@@ -135,27 +135,30 @@ class AuditedAdminMixin:
 
     # Admins whose writes change members (group memberships, project roles, role types) or
     # delete what members refer to (groups, people, projects, roles): every write of theirs
-    # takes the members' lock first (`flagadmin.core.db.members_lock`), before any row lock. A
-    # delete then locks its rows FOR UPDATE and snapshots them for the audit event, so the
-    # event holds what a writer it waited for added.
+    # is a write of members (`flagadmin.core.locks.members_write`), its lock taken before any
+    # row lock. A delete then locks its rows FOR UPDATE and snapshots them for the audit
+    # event, so the event holds what a writer it waited for added.
     changes_members = False
 
-    def _changeform_view(self, request: HttpRequest, *args: Any, **kwargs: Any):
+    def changeform_view(self, request: HttpRequest, *args: Any, **kwargs: Any):
         if self.changes_members and request.method == "POST":
-            members_lock()
-        return super()._changeform_view(request, *args, **kwargs)
+            with members_write():
+                return super().changeform_view(request, *args, **kwargs)
+        return super().changeform_view(request, *args, **kwargs)
 
-    def _delete_view(self, request: HttpRequest, *args: Any, **kwargs: Any):
+    def delete_view(self, request: HttpRequest, *args: Any, **kwargs: Any):
         if self.changes_members and request.method == "POST":
-            members_lock()
-        return super()._delete_view(request, *args, **kwargs)
+            with members_write():
+                return super().delete_view(request, *args, **kwargs)
+        return super().delete_view(request, *args, **kwargs)
 
     def log_deletions(self, request: HttpRequest, queryset):
         # Called before the rows go (delete view and "Delete selected" alike).
         objects = list(queryset)
         if self.changes_members:
             keys = [obj.pk for obj in objects]
-            _lock_for_delete(self.model, keys)
+            with members_write() as members:
+                members.lock_for_delete(self.model, keys)
             # What they are once locked: the snapshots before may miss what a writer added.
             objects = list(self.model._base_manager.filter(pk__in=keys).order_by("pk"))
             for obj in objects:
@@ -176,16 +179,12 @@ class AuditedAdminMixin:
 
     def response_action(self, request: HttpRequest, queryset) -> HttpResponse | None:
         # Actions write rows and their events together, or neither.
+        if self.changes_members:
+            with members_write():
+                return super().response_action(request, queryset)
         with transaction.atomic(using=router.db_for_write(self.model)):
-            if self.changes_members:
-                members_lock()
             return super().response_action(request, queryset)
 
 
 class AuditedModelAdmin(AuditedAdminMixin, admin.ModelAdmin):
     pass
-
-
-def _lock_for_delete(model: type[models.Model], keys: list[Any]) -> None:
-    """Lock the rows of `model` with these keys FOR UPDATE (PostgreSQL), in key order."""
-    list(model._base_manager.select_for_update().filter(pk__in=keys).order_by("pk").values("pk"))

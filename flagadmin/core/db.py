@@ -19,7 +19,7 @@ Worst case for a request on a frozen server: one bounded wait on a kept connecti
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -27,7 +27,6 @@ import psycopg
 from django.conf import settings
 from django.db import IntegrityError, InterfaceError, OperationalError, connection, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
-from django.db.models import Model
 
 T = TypeVar("T")
 
@@ -200,55 +199,6 @@ def unique_or_conflict(conflict: Callable[[], Exception | None]) -> Iterator[Non
         if error is None:
             raise
         raise error from exc
-
-
-# The members' lock: projects migration 0003's `projects_members_lock()` takes this key.
-MEMBERS_LOCK_KEY = 7202611230001
-
-
-def members_lock() -> None:
-    """Take the members' lock now (PostgreSQL; SQLite's IMMEDIATE transactions already
-    serialise writers). Re-entrant within a transaction.
-
-    The rule: every write that changes group memberships, project roles or role types, and
-    every delete of what they refer to (a group, a person, a project, a role), takes it first,
-    before any row lock or statement of its own on those rows. The tables' triggers take it
-    too, but only after changing rows, and the rows they maintain (`ProjectMember`) refer to
-    projects and people that no writer could all lock beforehand; Django checks those foreign
-    keys at commit. With the lock first, a delete's FOR UPDATE is only ever held by the
-    lock's holder, so no writer waits for one while holding the lock, and no one holds a
-    members row or a table lock of `repairprojectstats` while waiting for it."""
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [MEMBERS_LOCK_KEY])
-
-
-def held_ids(
-    model: type[Model], ids: Iterable[int], *, where: str = "", params: Sequence[Any] = ()
-) -> set[int]:
-    """Of `ids`, those naming a row of `model` (that also matches the SQL condition `where`,
-    with `params`), each row held until the transaction ends: FOR KEY SHARE on PostgreSQL, in
-    id order, which a delete of the row waits for (updates of columns no unique index covers
-    do not). SQLite's IMMEDIATE transactions already serialise writers.
-
-    Writers of members call it under the members' lock (`members_lock`): the rows they are
-    about to refer to exist, and stay until the commit checks the foreign keys. A row deleted
-    before is missing from the answer. Only inside a transaction does the hold outlast the
-    call."""
-    wanted = sorted(set(ids))
-    if not wanted:
-        return set()
-    meta = model._meta
-    quote = connection.ops.quote_name
-    key = quote(meta.pk.column)
-    condition = f"{key} IN ({', '.join(['%s'] * len(wanted))})" + (f" AND {where}" if where else "")
-    lock = f" ORDER BY {key} FOR KEY SHARE" if connection.vendor == "postgresql" else ""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {key} FROM {quote(meta.db_table)} WHERE {condition}{lock}",
-            [*wanted, *params],
-        )
-        return {row[0] for row in cursor.fetchall()}
 
 
 class PreparedBinaryCursor(psycopg.Cursor):

@@ -6,8 +6,8 @@ row appears or goes.
 Members change with role assignments, group memberships and role types, whatever writes them
 (the API, the Django admin, SSO group sync, deletes that cascade). On PostgreSQL every change
 of members first takes one transaction-level advisory lock (`projects_members_lock`, the lock
-`flagadmin.core.db.members_lock` takes), so that such writes, from any process, run one after the
-other and each reads what the previous one wrote; then it changes one row at a time with
+`flagadmin.core.locks.members_write` takes), so that such writes, from any process, run one after
+the other and each reads what the previous one wrote; then it changes one row at a time with
 upserts (RETURNING the new number of paths). SQLite has one writer at a time and no functions:
 its triggers change whole sets with plain statements.
 """
