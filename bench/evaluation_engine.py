@@ -19,7 +19,10 @@ environment variants, dependencies). Each figure is the best of `--repeat` runs.
 - memory: resident memory per engine holding the payload (`--engines` of them built, RSS
   before and after), and the Python side of a `PayloadEngine`;
 - state: the payload's size and the time to take it (the library's `take_state`), and to
-  build a `PayloadEngine` from it.
+  build a `PayloadEngine` from it;
+- playground: building the reasons engines of the payload (`evaluation.reasons.Reasons`, once
+  per environment state) and one answer for every flag (decisions, reasons, the answer's
+  shape), per context, then its JSON's size.
 """
 
 from __future__ import annotations
@@ -379,6 +382,8 @@ def main() -> int:
             f"({seconds / len(asked) * 1e6:.1f} us per enabled flag)"
         )
 
+    playground(body, sample[:50], arguments.repeat)
+
     gc.collect()
     before = rss_bytes()
     kept = []
@@ -399,6 +404,47 @@ def main() -> int:
         f"({arguments.engines} built); PayloadEngine's Python side {python_side / 2**20:.2f} MB"
     )
     return 0
+
+
+def playground(body: bytes, sample: list[dict], repeat: int) -> None:
+    import orjson
+
+    from evaluation.engine import PayloadEngine
+    from evaluation.playground import EnvironmentView, _evaluate, _feature
+    from evaluation.reasons import Reasons
+    from evaluation.selectors import EnvironmentSnapshot, StrategyDetails
+
+    features = json.loads(body)["features"]
+    strategies = {
+        feature["name"]: tuple(
+            StrategyDetails(
+                id=f"{feature['name']}-{index}",
+                name=strategy["name"],
+                title=None,
+                disabled=False,
+                parameters=strategy["parameters"],
+                constraints=strategy["constraints"],
+                variants=strategy["variants"],
+                segments=(),
+            )
+            for index, strategy in enumerate(feature["strategies"])
+        )
+        for feature in features
+    }
+    snapshot = EnvironmentSnapshot("development", True, features, strategies, {}, {})
+    built = best(repeat, lambda: Reasons(snapshot))
+    view = EnvironmentView(snapshot, PayloadEngine(body), Reasons(snapshot))
+    answers: list = []
+
+    def answer_all() -> None:
+        for context in sample:
+            answers[:] = [_feature(view, *found) for found in _evaluate(view, None, context)]
+
+    per_answer = best(repeat, answer_all) / len(sample)
+    print(
+        f"playground: reasons engines built in {built * 1000:.0f} ms; one answer for "
+        f"{len(features)} flags {per_answer * 1000:.0f} ms, {len(orjson.dumps(answers)) // 1024} kB"
+    )
 
 
 def version_of_specification() -> str:

@@ -272,6 +272,9 @@ class PayloadEngine:
 
 # --- the engines of this process -----------------------------------------------------------------
 
+# Environments with an engine in this process: a handful in practice; bounded whatever names
+# callers ask for (the oldest kept goes first).
+MAX_ENGINES = 64
 _engines: dict[str, PayloadEngine] = {}
 _takers: dict[str, threading.Lock] = {}
 _takers_lock = threading.Lock()
@@ -322,6 +325,9 @@ def engine_for(
         if _holds(engine, found):
             return engine
         engine = PayloadEngine.from_client_body(found)
+        _engines.pop(environment, None)
+        while len(_engines) >= MAX_ENGINES:
+            _engines.pop(next(iter(_engines)), None)
         _engines[environment] = engine
         return engine
     finally:

@@ -296,6 +296,17 @@ def test_engine_for__never_back_to_an_older_body(monkeypatch):
     assert engine.engine_for("development", revision=1) is kept
 
 
+def test_engine_for__engines_kept_are_bounded(monkeypatch):
+    monkeypatch.setattr(engine, "MAX_ENGINES", 2)
+    monkeypatch.setattr(
+        engine, "client_features", lambda **_: body_of([feature("a")], etag='"1"', built_at=1.0)
+    )
+    for environment in ("one", "two", "three"):
+        engine.engine_for(environment, revision=1)
+
+    assert list(engine._engines) == ["two", "three"]
+
+
 def test_payload_engine__threads_share_it__same_decisions():
     features = [
         {
