@@ -30,7 +30,7 @@ from features.admin_inlines import (
     FeatureTagInline,
 )
 from features.limit_forms import FeatureStrategyLimitsForm, SegmentLimitsForm
-from features.locks import lock_flag_for_edit
+from features.metadata_services import update_flag_page_metadata
 from features.models import (
     ClientInstance,
     Feature,
@@ -48,7 +48,6 @@ from features.services import (
     archive_feature,
     create_feature,
     delete_archived_feature,
-    update_feature_metadata,
 )
 from features.strategy_services import (
     add_feature_strategy,
@@ -321,16 +320,15 @@ class FeatureAdmin(AuditedModelAdmin):
 
     def save_model(self, request: HttpRequest, obj: Feature, form, change: bool) -> None:
         if change:
-            # The page's one transaction writes the metadata, then the inlines (save_formset):
-            # the rows they write are locked first, in the order every other writer takes.
+            # The page's one transaction writes the metadata, then the inlines (save_formset).
             named = {
                 value
                 for key, value in request.POST.items()
                 if key.startswith("dependencies-") and key.endswith("-parent") and value
             }
-            lock_flag_for_edit(obj, parents=named)
-            update_feature_metadata(
+            update_flag_page_metadata(
                 feature=obj,
+                parents=named,
                 description=obj.description,
                 type=obj.type,
                 stale=obj.stale,

@@ -10,19 +10,19 @@ from django import forms
 from features.limits import (
     check_constraints,
     check_segment_count,
-    check_strategy_count,
     segment_values_problem,
     strategy_segments_problem,
 )
-from features.models import FeatureEnvironment, FeatureStrategy, Segment
+from features.models import FeatureStrategy, Segment
 from features.segment_services import check_used_only_in
+from features.strategy_services import check_room_for_strategy
 from flagadmin.core.errors import DomainError, LimitExceededError
 
 
 class FeatureStrategyLimitsForm(forms.ModelForm):
     """A strategy within Unleash's limits. The admin validates the form inside the transaction
-    that saves it: the flag environment a strategy joins is locked here until the commit, as
-    `features.strategy_services` locks it, so two pages cannot both take the last place."""
+    that saves it: the flag environment a strategy joins is locked until the commit
+    (`check_room_for_strategy`), so two pages cannot both take the last place."""
 
     class Meta:
         model = FeatureStrategy
@@ -49,16 +49,10 @@ class FeatureStrategyLimitsForm(forms.ModelForm):
                 self.add_error("constraints", error.message)
         target = cleaned.get("feature_environment")
         if target is not None and (adding or target.pk != self.instance.feature_environment_id):
-            locked = (
-                FeatureEnvironment.objects.filter(pk=target.pk)
-                .select_for_update(of=("self",), no_key=True)
-                .first()
-            )
-            if locked is not None:
-                try:
-                    check_strategy_count(locked.strategies.count())
-                except LimitExceededError as error:
-                    self.add_error("feature_environment", error.message)
+            try:
+                check_room_for_strategy(target)
+            except LimitExceededError as error:
+                self.add_error("feature_environment", error.message)
         return cleaned
 
 

@@ -4,7 +4,7 @@ that writes its audit events."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from django.db import transaction
@@ -40,6 +40,32 @@ def update_flag_metadata(*, feature: Feature, changes: Mapping[str, Any], actor:
         values.update({k: v for k, v in changes.items() if k in METADATA_FIELDS})
         updated = update_feature_metadata(feature=current, **values, actor=actor)
     return updated
+
+
+def update_flag_page_metadata(
+    *,
+    feature: Feature,
+    parents: Iterable[str],
+    description: str | None,
+    type: str,
+    stale: bool,
+    impression_data: bool,
+    actor: Actor,
+) -> Feature:
+    """For the Django admin's flag page, which saves the metadata, then the environments, tags
+    and dependencies of its inlines (through their services) in one transaction: every row
+    those writes may change is locked first, in the order every other writer takes
+    (`lock_flag_for_edit`, with the `parents` the page names), then the metadata is written as
+    `update_feature_metadata` writes it. Call inside the page's transaction."""
+    lock_flag_for_edit(feature, parents=parents)
+    return update_feature_metadata(
+        feature=feature,
+        description=description,
+        type=type,
+        stale=stale,
+        impression_data=impression_data,
+        actor=actor,
+    )
 
 
 def set_flags_stale(*, project_id: str, names: Sequence[str], stale: bool, actor: Actor) -> None:

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import transaction
 from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from features.json_patch import apply_json_patch
-from features.locks import lock_flag_environment
 from features.metadata_serializers import PatchSchemaSerializer
+from features.models import FeatureStrategy
 from features.serializers import FeatureStrategySchemaSerializer
 from features.strategy_serializers import CreateFeatureStrategySchemaSerializer
-from features.strategy_services import as_unleash_put, update_feature_strategy
+from features.strategy_services import as_unleash_put, update_feature_strategy_from_stored
 from features.views import (
     ENVIRONMENT,
     FEATURE_NAME,
@@ -67,27 +69,23 @@ class FeatureStrategyPatchViewSet(FeatureStrategyViewSet):
         body = PatchSchemaSerializer(data=request.data, many=True)
         body.is_valid(raise_exception=True)
         feature = get_active_feature_or_404(projectId, featureName)
-        # Answered from the write's transaction (see `FeatureEnvironmentViewSet._toggle`).
-        with transaction.atomic():
-            # Read under the flag environment's lock, which every strategy writer takes first:
-            # a concurrent PATCH then applies to what this one stored, not to the same old state.
-            lock_flag_environment(feature, environment)
+
+        def patched() -> tuple[FeatureStrategy, dict[str, Any]]:
             strategy = get_feature_strategy_or_404(feature, environment, strategyId)
-            patched = apply_json_patch(
+            document = apply_json_patch(
                 STRATEGY_SCHEMA.to_representation(strategy), body.validated_data
             )
-            if isinstance(patched, dict):
+            if isinstance(document, dict):
                 for member in READ_ONLY_MEMBERS:
-                    patched.pop(member, None)
-            values = CreateFeatureStrategySchemaSerializer(data=patched)
+                    document.pop(member, None)
+            values = CreateFeatureStrategySchemaSerializer(data=document)
             values.is_valid(raise_exception=True)
-            definition = as_unleash_put(values.validated_data, patched)
-            update_feature_strategy(
-                feature=feature,
-                environment=environment,
-                strategy=strategy,
-                **definition,
-                actor=request.user,
+            return strategy, as_unleash_put(values.validated_data, document)
+
+        # Answered from the write's transaction (see `FeatureEnvironmentViewSet._toggle`).
+        with transaction.atomic():
+            update_feature_strategy_from_stored(
+                feature=feature, environment=environment, change=patched, actor=request.user
             )
             answer = self._strategy(feature, environment, strategyId)
         return Response(answer)

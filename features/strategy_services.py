@@ -3,14 +3,19 @@ function is one transaction that also writes its audit event (Unleash's event ty
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from django.db import transaction
 from django.db.models import Max
 
 from features.limits import check_constraints, check_strategy_count, check_strategy_segments
-from features.locks import lock_flag_environment, lock_named_flags, lock_strategy
+from features.locks import (
+    FeatureEnvironmentNotFound,
+    lock_flag_environment,
+    lock_named_flags,
+    lock_strategy,
+)
 from features.models import (
     Feature,
     FeatureEnvironment,
@@ -389,6 +394,41 @@ def update_feature_strategy(
         if strategy.disabled:
             _turn_off_without_enabled_strategy(feature, environment, actor)
     return strategy
+
+
+def update_feature_strategy_from_stored(
+    *,
+    feature: Feature,
+    environment: str,
+    change: Callable[[], tuple[FeatureStrategy, dict[str, Any]]],
+    actor: Actor,
+) -> FeatureStrategy:
+    """`update_feature_strategy` for a change computed from the strategy as stored (a JSON
+    Patch): `change()` finds the strategy and returns it with its new definition (the keywords
+    of `update_feature_strategy`), under the flag environment's lock, which every strategy
+    writer takes first. So a concurrent change applies to what this one stored, not to the
+    same old state, and neither is lost."""
+    with transaction.atomic():
+        lock_flag_environment(feature, environment)
+        strategy, definition = change()
+        return update_feature_strategy(
+            feature=feature, environment=environment, strategy=strategy, **definition, actor=actor
+        )
+
+
+def check_room_for_strategy(feature_environment: FeatureEnvironment) -> None:
+    """For the Django admin's strategy page, which stores the strategy itself, inside the
+    transaction that validates it: the flag environment the strategy joins is locked until the
+    commit, as `add_feature_strategy` locks it, and Unleash's limit of strategies checked
+    under that lock (`LimitExceededError`), so two pages cannot both take the last place.
+    Nothing to check for an entry deleted meanwhile."""
+    try:
+        locked = lock_flag_environment(
+            feature_environment.feature, feature_environment.environment_id
+        )
+    except FeatureEnvironmentNotFound:
+        return
+    check_strategy_count(locked.strategies.count())
 
 
 def _turn_off_without_enabled_strategy(feature: Feature, environment: str, actor: Actor) -> None:

@@ -1,5 +1,6 @@
 """The layers of docs/architecture.md, held: the core domain knows neither the API nor the
-serving code, and services speak no HTTP."""
+serving code, services speak no HTTP, and views, serializers, forms and admins take no locks
+(the lock order's functions and `members_write` are called by services; docs/lock-order.md)."""
 
 from __future__ import annotations
 
@@ -50,6 +51,18 @@ def importing(paths: Iterator[Path], *packages: str) -> dict[str, list[str]]:
     return found
 
 
+def called_names(source: Path) -> set[str]:
+    """The names `source` calls, as functions (`f()`) or methods (`x.f()`)."""
+    names = set()
+    for node in ast.walk(ast.parse(source.read_text(), filename=str(source))):
+        if isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Name):
+                names.add(node.func.id)
+            elif isinstance(node.func, ast.Attribute):
+                names.add(node.func.attr)
+    return names
+
+
 def test_core__imports_neither_the_api_nor_the_serving_code():
     core = (ROOT / "flagadmin" / "core").rglob("*.py")
 
@@ -68,3 +81,55 @@ def test_services__import_nothing_of_the_api_layer():
     found = importing(services, "flagadmin.api")
 
     assert set(found) - SERVICES_IMPORTING_THE_API == set(), found
+
+
+# The functions that take locks: rows locked by hand, the flags' lock order (`features.locks`),
+# and the members' lock with what it holds (`flagadmin.core.locks`).
+LOCKING_CALLS = {
+    "select_for_update",
+    "lock_flags",
+    "lock_named_flags",
+    "lock_flag_rows",
+    "lock_flag_for_edit",
+    "lock_flag_environment",
+    "lock_strategy",
+    "members_write",
+    "hold",
+    "lock_for_delete",
+}
+# Admins write members in `members_write`, the one way to take that lock (docs/lock-order.md);
+# they take no other lock.
+ADMIN_MAY_CALL = {"members_write", "hold", "lock_for_delete"}
+
+
+def test_views_and_serializers__take_no_lock():
+    modules = sources("*views.py", "*serializers.py")
+
+    locking = {
+        str(path.relative_to(ROOT)): sorted(called_names(path) & LOCKING_CALLS) for path in modules
+    }
+
+    assert {path: calls for path, calls in locking.items() if calls} == {}
+
+
+def test_admins_and_forms__lock_only_in_a_write_of_members():
+    modules = sources("admin*.py", "*forms.py")
+
+    locking = {
+        str(path.relative_to(ROOT)): sorted(called_names(path) & LOCKING_CALLS - ADMIN_MAY_CALL)
+        for path in modules
+    }
+
+    assert {path: calls for path, calls in locking.items() if calls} == {}
+
+
+def test_views_and_serializers__import_no_lock_module():
+    modules = sources("*views.py", "*serializers.py")
+
+    assert importing(modules, "features.locks", "flagadmin.core.locks") == {}
+
+
+def test_admins_and_forms__import_no_flag_lock():
+    modules = sources("admin*.py", "*forms.py")
+
+    assert importing(modules, "features.locks") == {}
