@@ -178,22 +178,53 @@ def playground_answers(
     }
 
 
-def advanced_requests(prefix: str) -> list[dict[str, Any]]:
-    return [
-        {
-            "environments": ["development", "production"],
-            "projects": ["default"],
-            "context": {
-                "appName": "web,checkout",
-                "userId": "user-7,alice",
-                "properties": {"country": "NO,se", "age": "18,30"},
-            },
-        },
-        {
-            "environments": ["development"],
-            "context": {"appName": "web", "userId": "user-1", "tenant": 5, "flag": True},
-        },
-    ]
+# Unleash's limit for one advanced request: environments x flags x combinations.
+ADVANCED_LIMIT = 15_000
+# Advanced contexts, richest first: the first whose combinations fit the limit is asked (the
+# reference's default project holds other runs' flags too, all of which each request counts).
+SPLIT_CONTEXTS = [
+    {
+        "appName": "web,checkout",
+        "userId": "user-7,alice",
+        "properties": {"country": "NO,se", "age": "18,30"},
+    },
+    {"appName": "web", "userId": "user-7,alice", "properties": {"country": "NO,se"}},
+    {"appName": "web", "userId": "user-7,alice,user-12", "properties": {"age": "30"}},
+    {"appName": "web", "userId": "user-7", "properties": {"country": "se,no"}},
+]
+
+
+def combinations_of(context: dict[str, Any]) -> int:
+    count = 1
+    for key, value in context.items():
+        if key == "properties":
+            for inner in value.values():
+                count *= len(inner.split(","))
+        else:
+            count *= len(value.split(","))
+    return count
+
+
+def advanced_requests(flags: int) -> list[dict[str, Any]]:
+    """Requests within the limit for `flags` flags: values split at commas in two
+    environments (or one), and a context with fields that are not strings."""
+    requests = []
+    for environments in (["development", "production"], ["development"]):
+        budget = ADVANCED_LIMIT // (len(environments) * max(flags, 1))
+        fitting = [c for c in SPLIT_CONTEXTS if 1 < combinations_of(c) <= budget]
+        if fitting:
+            requests.append(
+                {"environments": environments, "projects": ["default"], "context": fitting[0]}
+            )
+            break
+    if flags <= ADVANCED_LIMIT:
+        requests.append(
+            {
+                "environments": ["development"],
+                "context": {"appName": "web", "userId": "user-1", "tenant": 5, "flag": True},
+            }
+        )
+    return requests
 
 
 def flat_sticky(context: dict[str, Any], fields: tuple[str, ...]) -> bool:
@@ -205,7 +236,12 @@ def compare_advanced(
     servers: list[Server], prefix: str, by_flag: dict, findings: Counter, shown: list
 ) -> int:
     compared = 0
-    for body in advanced_requests(prefix):
+    status, answer = servers[0].call(
+        "POST", PLAYGROUND, {"environment": "development", "context": {"appName": "count"}}
+    )
+    if status != 200:
+        raise CannotRun(f"unleash: POST {PLAYGROUND} answered {status}: {answer}")
+    for body in advanced_requests(len(answer["features"])):
         answers = {}
         for server in servers:
             status, answer = server.call("POST", f"{PLAYGROUND}/advanced", body)
