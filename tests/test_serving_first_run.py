@@ -264,7 +264,7 @@ def test_pytest__skip_reasons_in_the_summary():
         "ini_options"
     ]["addopts"]
 
-    assert "-rs" in addopts.split()
+    assert "-rfEs" in addopts.split()  # failures and errors too, as without -r
 
 
 # --- the README's Django path ---------------------------------------------------------------
