@@ -8,6 +8,8 @@ not change while it holds its state, unless a rule depends on the moment (a `DAT
 the answer to a context that names its `sessionId` is kept with the engine, keyed by the
 context as the engine reads it, and goes with the engine when a new state replaces it. A
 context without a `sessionId` gets a new random one, so it would never come back: not kept.
+A GET answered from memory is also kept under its query string and the caller's address (the
+context they make), so that the same request again is answered without reading its query.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ JSON = "application/json; charset=utf-8"
 
 # Per engine: at most this many bytes of kept answers; past it they are forgotten together.
 MAX_KEPT_BYTES = 8 * 1024 * 1024
+# What a request's second key (its query string and address) counts, beside the answer it
+# shares with the first.
+REQUEST_KEY_BYTES = 128
 # What makes a state's decisions depend on more than the context.
 UNSTEADY_MARKS = (b'"DATE_AFTER"', b'"DATE_BEFORE"', b'"random"')
 
@@ -38,17 +43,20 @@ class _Kept:
 
     def __init__(self, steady: bool) -> None:
         self.steady = steady
-        self.answers: dict[tuple[tuple[str, ...], bytes], tuple[bytes, str]] = {}
+        # By (projects, encoded context), and by (projects, query string, address).
+        self.answers: dict[tuple, tuple[bytes, str]] = {}
         self.size = 0
         self.lock = threading.Lock()
 
-    def keep(self, key: tuple[tuple[str, ...], bytes], answer: tuple[bytes, str]) -> None:
+    def keep(self, keys: list[tuple], answer: tuple[bytes, str]) -> None:
+        size = len(answer[0]) + REQUEST_KEY_BYTES * (len(keys) - 1)
         with self.lock:
-            if self.size + len(answer[0]) > MAX_KEPT_BYTES:
+            if self.size + size > MAX_KEPT_BYTES:
                 self.answers.clear()
                 self.size = 0
-            self.answers[key] = answer
-            self.size += len(answer[0])
+            for key in keys:
+                self.answers[key] = answer
+            self.size += size
 
 
 _kept: weakref.WeakKeyDictionary[PayloadEngine, _Kept] = weakref.WeakKeyDictionary()
@@ -72,6 +80,16 @@ def _kept_for(engine: PayloadEngine, environment: str, revision: int) -> _Kept |
         return _kept.setdefault(engine, kept)
 
 
+def kept_answer(
+    *, environment: str, projects: Sequence[str], revision: int, request_key: tuple
+) -> tuple[bytes, str] | None:
+    """The answer kept for the request `request_key` names (see `toggles_answer`), if any."""
+    kept = _kept.get(engine_for(environment, revision=revision))
+    if kept is None or not kept.steady:
+        return None
+    return kept.answers.get((tuple(projects), *request_key))
+
+
 def toggles_answer(
     *,
     environment: str,
@@ -79,10 +97,12 @@ def toggles_answer(
     revision: int,
     context: dict[str, Any],
     comes_back: bool,
+    request_key: tuple | None = None,
 ) -> tuple[bytes, str]:
     """(body, ETag) of the enabled flags of `projects` in `environment` for `context` (as
     `context.unleash_context` builds it). `comes_back`: the caller named the session, so the
-    same context may be asked again."""
+    same context may be asked again; `request_key`: what names the request that made the
+    context (its query string and address), kept with the answer too."""
     engine = engine_for(environment, revision=revision)
     encoded = encode_context(context)
     key = (tuple(projects), encoded)
@@ -94,12 +114,16 @@ def toggles_answer(
     body = toggles_body(engine.decide_all(encoded, projects, only_enabled=True))
     answer = (body, express_etag(body))
     if kept is not None and kept.steady:
-        kept.keep(key, answer)
+        keys = [key] if request_key is None else [key, (key[0], *request_key)]
+        kept.keep(keys, answer)
     return answer
 
 
 def toggles_response(
-    request: HttpRequest, principal: FrontendPrincipal, given: dict[str, Any]
+    request: HttpRequest,
+    principal: FrontendPrincipal,
+    given: dict[str, Any],
+    request_key: tuple | None = None,
 ) -> HttpResponse:
     """The answer to a request for the flags, `given` its context (from the query or the
     body): the toggles with Express's ETag, or 304 as Express's `fresh` decides it."""
@@ -109,7 +133,12 @@ def toggles_response(
         revision=principal.revision,
         context=unleash_context(given, request.META.get("REMOTE_ADDR") or ""),
         comes_back=bool(js_string(given.get("sessionId"))),
+        request_key=request_key,
     )
+    return answer_response(request, answer, etag)
+
+
+def answer_response(request: HttpRequest, answer: bytes, etag: str) -> HttpResponse:
     fresh = request.method in ("GET", "HEAD") and is_fresh(
         request.META.get("HTTP_IF_NONE_MATCH"), request.META.get("HTTP_CACHE_CONTROL"), etag
     )

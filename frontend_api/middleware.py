@@ -34,7 +34,7 @@ from rest_framework.exceptions import APIException
 
 from client_api.middleware import stack_headers
 from flagadmin.core.tokens import token_from_header
-from frontend_api.answers import toggles_response
+from frontend_api.answers import answer_response, kept_answer, toggles_response
 from frontend_api.authentication import remembered_frontend
 from frontend_api.context import context_from_body, context_from_query, query_items
 
@@ -111,14 +111,30 @@ class FrontendApiMiddleware:
             return None
         try:
             if request.method == "GET":
+                request_key = (
+                    request.META.get("QUERY_STRING", ""),
+                    request.META.get("REMOTE_ADDR"),
+                )
+                kept = kept_answer(
+                    environment=principal.environment,
+                    projects=principal.projects,
+                    revision=principal.revision,
+                    request_key=request_key,
+                )
+                if kept is not None:
+                    return self.finished(answer_response(request, *kept))
                 given = context_from_query(query_items(request.GET))
             else:
+                request_key = None
                 given = self.posted_context(request)
                 if given is None:
                     return None
         except APIException:
             return None  # the view refuses it, with the error body
-        response = toggles_response(request, principal, given)
+        return self.finished(toggles_response(request, principal, given, request_key))
+
+    def finished(self, response: HttpResponse) -> HttpResponse:
+        """`response` with the headers the rest of the stack would have given it."""
         response["Content-Length"] = str(len(response.content))
         for name, value in self.headers.items():
             response[name] = value

@@ -16,6 +16,7 @@ from rest_framework.test import APIClient
 from evaluation.engine import PayloadEngine, clear_engines
 from features.models import ClientInstance, FeatureEnvironment, FeatureUsageBucket
 from flagadmin.core.models import TokenType
+from frontend_api import middleware
 from frontend_api.answers import forget_answers
 from frontend_api.authentication import forget_tokens
 from frontend_api.context import context_from_query, unleash_context
@@ -828,3 +829,28 @@ def test_answers__token_projects_part_of_the_key(admin_client):
 
     assert every == {"toggles": [toggle("in-default"), toggle("in-shop")]}
     assert shop == {"toggles": [toggle("in-shop")]}
+
+
+def test_answers__same_request_again__answered_by_its_query(admin_client, settings, monkeypatch):
+    settings.CLIENT_API_REUSE_SECONDS = 60
+    make_flag(
+        admin_client,
+        "office",
+        strategy={"name": "remoteAddress", "parameters": {"IPs": "10.1.2.3"}},
+    )
+    client = browser()
+    query = {"userId": "1", "sessionId": "s1"}
+    client.get(FRONTEND, query)  # the token is looked up: through the view
+    client.get(FRONTEND, query, REMOTE_ADDR="10.1.2.3")  # from memory: kept by query too
+    read = []
+    original = middleware.context_from_query
+    monkeypatch.setattr(
+        middleware, "context_from_query", lambda items: read.append(1) or original(items)
+    )
+
+    from_office = client.get(FRONTEND, query, REMOTE_ADDR="10.1.2.3")
+    elsewhere = client.get(FRONTEND, query, REMOTE_ADDR="10.9.9.9")
+
+    assert from_office.json() == {"toggles": [toggle("office")]}
+    assert elsewhere.json() == {"toggles": []}
+    assert len(read) == 1  # the address had not asked before
