@@ -309,7 +309,7 @@ def test_400__schema_error_names_the_property(admin_client):
     body = assert_error(response, 400, "ValidationError")
     message = (
         "The `/body/type` property must be equal to one of the allowed values: "
-        '"admin", "client". You sent true.'
+        '"admin", "client", "frontend". You sent true.'
     )
     assert body["message"] == message
     assert body["details"] == [{"path": "/body/type", "message": message}]
