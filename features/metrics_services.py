@@ -22,12 +22,14 @@ from features.models import (
     FeatureUsageBucket,
     ProjectFlagActivity,
 )
-from flagadmin.api.fields import INT64_MAX
 from flagadmin.core.db import atomic_retrying_conflicts, outage_summary
 from flagadmin.core.models import ApiToken
 from flagadmin.core.sql import column, table
 
 logger = logging.getLogger(__name__)
+
+# What the bucket columns (bigint) hold.
+BIGINT_MAX = 2**63 - 1
 
 
 class ClientInstanceReport(Protocol):
@@ -79,8 +81,8 @@ def _bucket_upsert_sql(projects: int) -> str:
         f"WHERE f.{column(f, 'archived_at')} IS NULL{in_projects} "
         "ORDER BY reported.name "
         f"ON CONFLICT ({keys}) DO UPDATE SET {yes} = bucket.{yes} + {least}(EXCLUDED.{yes}, "
-        f"{INT64_MAX} - bucket.{yes}), "
-        f"{no} = bucket.{no} + {least}(EXCLUDED.{no}, {INT64_MAX} - bucket.{no}) "
+        f"{BIGINT_MAX} - bucket.{yes}), "
+        f"{no} = bucket.{no} + {least}(EXCLUDED.{no}, {BIGINT_MAX} - bucket.{no}) "
         f"RETURNING {column(b, 'feature_name')}"
     )
 
