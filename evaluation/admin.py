@@ -138,6 +138,14 @@ def why(feature: dict[str, Any], environment: str) -> str:
     )
 
 
+# A strategy's result in words, by evaluation status.
+_RESULT_WORDS: dict[str, dict[Any, str]] = {
+    "complete": {True: "matches", False: "does not match"},
+    "incomplete": {False: "does not match", "unknown": "custom: cannot be decided here"},
+    "unevaluated": {"unknown": "paused"},
+}
+
+
 def _shown(feature: dict[str, Any], environment: str) -> dict[str, Any]:
     variant = feature["variant"]
     return {
@@ -150,8 +158,9 @@ def _shown(feature: dict[str, Any], environment: str) -> dict[str, Any]:
         "strategies": [
             {
                 "label": _strategy_label(index, strategy),
-                "result": strategy["result"]["enabled"],
-                "status": strategy["result"]["evaluationStatus"],
+                "result": _RESULT_WORDS[strategy["result"]["evaluationStatus"]].get(
+                    strategy["result"]["enabled"], "unknown"
+                ),
                 "constraints": [
                     (_constraint_text(c), c["result"]) for c in strategy["constraints"]
                 ],

@@ -130,6 +130,8 @@ def test_playground_admin__each_flag_with_its_decision_variant_and_why(staff, ca
     assert "<strong>ON</strong>" in content
     assert "<code>sky</code>" in content
     assert "constraint country IN no, se: holds" in content
+    assert "strategy 1 (default “Nordics”): matches" in content
+    assert "strategy 1 (default): does not match" in content
     assert "segment “americas”: does not hold" in content
 
 
