@@ -270,6 +270,9 @@ function request()
 end
 """
 LOADS = {"returning": "NEW_SESSIONS = false\n", "new": "NEW_SESSIONS = true\n"}
+# Seconds of each load before it is measured: the returning visitors have each asked a few
+# times by then (flagadmin keeps a worker's answers for the sessions it has seen).
+WARMUP_S = 6
 
 
 def fresh_rate_limit_window(base_url: str, token: str) -> None:
@@ -390,14 +393,14 @@ def main() -> int:
                             headers={"Authorization": token},
                             connections=args.connections,
                             duration_s=args.duration,
-                            warmup_s=1,
+                            warmup_s=WARMUP_S,
                             lua=LOADS[load] + LOAD_SCRIPT,
                         )
                         peak_rss, peak_pss = sampler.stop()
                         answered = result.requests - result.non_2xx
                         cpu_ms = (cpu_seconds(roots[name]) - cpu_before) * 1000
                         # The warm-up's requests too: per request of the whole run.
-                        cpu_ms /= max(1, answered * (args.duration + 1) / args.duration)
+                        cpu_ms /= max(1, answered * (args.duration + WARMUP_S) / args.duration)
                         cpu[load][name].append(cpu_ms)
                         if name == "flagadmin":
                             workers_memory.extend(worker_memory(roots[name]))

@@ -13,6 +13,7 @@ import base64
 import hashlib
 import re
 import threading
+from collections.abc import Sequence
 
 import orjson
 
@@ -63,7 +64,7 @@ def _encoded_toggle(decision: FlagDecision) -> bytes:
     return encoded
 
 
-def toggles_body(decisions: list[FlagDecision]) -> bytes:
+def toggles_body(decisions: Sequence[FlagDecision]) -> bytes:
     """`{"toggles": [...]}` for the enabled flags' decisions, in their order."""
     return b'{"toggles":[' + b",".join(map(_encoded_toggle, decisions)) + b"]}"
 
