@@ -40,10 +40,9 @@ JSON = "application/json; charset=utf-8"
 # `toggles.py` their encoded bytes), which the body is joined from again: 72 flags on make an
 # 11.6 kB body but a 0.7 kB entry.
 MAX_KEPT_BYTES = 16 * 1024 * 1024
-ENTRY_BYTES = 160
-# What a request's second key (its query string and address) counts, beside the answer it
-# shares with the first.
-REQUEST_KEY_BYTES = 128
+# What an entry and a key cost besides their bytes (tuples, dictionary slots, the ETag).
+ENTRY_BYTES = 400
+KEY_BYTES = 200
 # What makes a state's decisions depend on more than the context.
 UNSTEADY_MARKS = (b'"DATE_AFTER"', b'"DATE_BEFORE"', b'"random"')
 
@@ -60,7 +59,8 @@ class _Kept:
         self.lock = threading.Lock()
 
     def keep(self, keys: list[tuple], answer: tuple[tuple[FlagDecision, ...], str]) -> None:
-        size = ENTRY_BYTES + 8 * len(answer[0]) + REQUEST_KEY_BYTES * (len(keys) - 1)
+        size = ENTRY_BYTES + 8 * len(answer[0])
+        size += sum(KEY_BYTES + sum(len(part) for part in key[1:] if part) for key in keys)
         with self.lock:
             if self.size + size > MAX_KEPT_BYTES:
                 self.answers.clear()
