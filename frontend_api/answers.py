@@ -1,13 +1,18 @@
 """The Frontend API's answer for a context: decided by the worker's engine for the token's
 environment, encoded (`toggles.py`), and kept for the contexts that come back.
 
-A browser asks with the same context again and again (`unleash-proxy-client` keeps its
-`sessionId`, and polls every 30 s or on each page), and an engine's decisions for a context do
-not change while it holds its state, unless a rule depends on the moment (a `DATE_AFTER` or
-`DATE_BEFORE` constraint) or on chance (`random` stickiness). So for a state without either,
-the answer to a context that names its `sessionId` is kept with the engine, keyed by the
-context as the engine reads it, and goes with the engine when a new state replaces it. A
-context without a `sessionId` gets a new random one, so it would never come back: not kept.
+An engine's decisions are a function of the context fields its rules read, and of nothing else
+while it holds its state, unless a rule depends on the moment (a `DATE_AFTER` or `DATE_BEFORE`
+constraint), on chance (`random` stickiness) or on something an SDK reads outside the context
+(`applicationHostname`, a strategy flagadmin does not know). So, once per state, the client
+payload is read for the fields its rules read: every constraint's `contextName` (segments'
+too), each stickiness named (of rollouts and of strategy and flag variants), `remoteAddress` for
+that strategy; and `default` stickiness reads `userId`, else `sessionId`. The answer is kept
+with the engine under the values of those fields alone (each as a top-level field and as a
+property), and goes with the engine when a new state replaces it. The browser SDK asks with the
+same context again and again, and visitors who share what the rules read share an answer. A
+key that would hold a `sessionId` drawn at random for the request is never kept.
+
 A GET answered from memory is also kept under its query string and the caller's address (the
 context they make), so that the same request again is answered without reading its query.
 """
@@ -17,8 +22,10 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from django.http import HttpRequest, HttpResponse
 
 from client_api.selectors import client_features
@@ -43,24 +50,93 @@ MAX_KEPT_BYTES = 16 * 1024 * 1024
 # What an entry and a key cost besides their bytes (tuples, dictionary slots, the ETag).
 ENTRY_BYTES = 400
 KEY_BYTES = 200
-# What makes a state's decisions depend on more than the context.
+# What makes a state's decisions depend on more than the context (searched in the payload's
+# bytes: a flag named so only costs its state the keeping).
 UNSTEADY_MARKS = (b'"DATE_AFTER"', b'"DATE_BEFORE"', b'"random"')
+# The strategies whose reads are known, and the context fields each reads besides its
+# constraints (flexibleRollout: its stickiness).
+STRATEGY_FIELDS: dict[str, tuple[str, ...]] = {
+    "default": (),
+    "flexibleRollout": (),
+    "remoteAddress": ("remoteAddress",),
+    "userWithId": ("userId",),
+    "gradualRolloutUserId": ("userId",),
+    "gradualRolloutSessionId": ("sessionId",),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Reads:
+    """What a state's rules read of a context: `steady` False when its decisions depend on
+    more than the context; `fields` the context fields named; `by_default` whether some
+    stickiness is `default` (userId, else sessionId)."""
+
+    steady: bool
+    fields: tuple[str, ...] = ()
+    by_default: bool = False
+
+
+UNSTEADY = Reads(steady=False)
+
+
+def reads_of(body: bytes) -> Reads:
+    """What the rules of the client payload `body` read of a context."""
+    if any(mark in body for mark in UNSTEADY_MARKS):
+        return UNSTEADY
+    payload = orjson.loads(body)
+    fields: set[str] = set()
+    stickiness: set[str] = set()
+    for feature in payload.get("features") or []:
+        stickiness.update(v.get("stickiness") or "default" for v in feature.get("variants") or [])
+        for strategy in feature.get("strategies") or []:
+            name = strategy.get("name")
+            if name not in STRATEGY_FIELDS:
+                return UNSTEADY
+            fields.update(STRATEGY_FIELDS[name])
+            if name == "flexibleRollout":
+                stickiness.add((strategy.get("parameters") or {}).get("stickiness") or "default")
+            fields.update(c["contextName"] for c in strategy.get("constraints") or [])
+            stickiness.update(
+                v.get("stickiness") or "default" for v in strategy.get("variants") or []
+            )
+    for segment in payload.get("segments") or []:
+        fields.update(c["contextName"] for c in segment.get("constraints") or [])
+    by_default = "default" in stickiness
+    fields.update(stickiness - {"default"})
+    return Reads(steady=True, fields=tuple(sorted(fields)), by_default=by_default)
+
+
+def context_key(reads: Reads, context: dict[str, Any], session_given: bool) -> tuple | None:
+    """The values of what `reads` names in `context` (as `context.unleash_context` builds it),
+    each as a field and as a property; None when the answer must not be kept."""
+    if not reads.steady:
+        return None
+    properties = context.get("properties") or {}
+    fields = list(reads.fields)
+    if reads.by_default:
+        fields.append("userId")
+        if not context.get("userId"):
+            fields.append("sessionId")
+    if "sessionId" in fields and not session_given:
+        return None  # drawn at random for this request: it never comes back
+    return tuple((field, context.get(field), properties.get(field)) for field in fields)
 
 
 class _Kept:
-    """The answers kept for one engine, and whether its state allows keeping any."""
+    """The answers kept for one engine, and what its state's rules read."""
 
-    def __init__(self, steady: bool) -> None:
-        self.steady = steady
-        # (decisions, ETag) by (projects, encoded context), and by (projects, query string,
-        # address).
+    def __init__(self, reads: Reads) -> None:
+        self.reads = reads
+        self.steady = reads.steady
+        # (decisions, ETag) by (projects, what the rules read), and by (projects, query
+        # string, address).
         self.answers: dict[tuple, tuple[tuple[FlagDecision, ...], str]] = {}
         self.size = 0
         self.lock = threading.Lock()
 
     def keep(self, keys: list[tuple], answer: tuple[tuple[FlagDecision, ...], str]) -> None:
         size = ENTRY_BYTES + 8 * len(answer[0])
-        size += sum(KEY_BYTES + sum(len(part) for part in key[1:] if part) for key in keys)
+        size += sum(KEY_BYTES + len(repr(key[1:])) for key in keys)
         with self.lock:
             if self.size + size > MAX_KEPT_BYTES:
                 self.answers.clear()
@@ -86,7 +162,7 @@ def _kept_for(engine: PayloadEngine, environment: str, revision: int) -> _Kept |
     found = client_features(projects=EVERY_PROJECT, environment=environment, revision=revision)
     if found.etag != engine.etag:
         return None  # another state than the engine's: decide, keep nothing this time
-    kept = _Kept(steady=not any(mark in found.body for mark in UNSTEADY_MARKS))
+    kept = _Kept(reads_of(found.body))
     with _kept_lock:
         return _kept.setdefault(engine, kept)
 
@@ -108,25 +184,25 @@ def toggles_answer(
     projects: Sequence[str],
     revision: int,
     context: dict[str, Any],
-    comes_back: bool,
+    session_given: bool,
     request_key: tuple | None = None,
 ) -> tuple[bytes, str]:
     """(body, ETag) of the enabled flags of `projects` in `environment` for `context` (as
-    `context.unleash_context` builds it). `comes_back`: the caller named the session, so the
-    same context may be asked again; `request_key`: what names the request that made the
-    context (its query string and address), kept with the answer too."""
+    `context.unleash_context` builds it). `session_given`: the caller named the session (else
+    it was drawn at random); `request_key`: what names the request that made the context (its
+    query string and address), kept with the answer too."""
     engine = engine_for(environment, revision=revision)
-    encoded = encode_context(context)
-    key = (tuple(projects), encoded)
-    kept = _kept_for(engine, environment, revision) if comes_back else None
-    if kept is not None and kept.steady:
+    kept = _kept_for(engine, environment, revision)
+    found = None if kept is None else context_key(kept.reads, context, session_given)
+    key = None if found is None else (tuple(projects), found)
+    if key is not None:
         answer = kept.answers.get(key)
         if answer is not None:
             return toggles_body(answer[0]), answer[1]
-    decisions = tuple(engine.decide_all(encoded, projects, only_enabled=True))
+    decisions = tuple(engine.decide_all(encode_context(context), projects, only_enabled=True))
     body = toggles_body(decisions)
     etag = express_etag(body)
-    if kept is not None and kept.steady:
+    if key is not None:
         keys = [key] if request_key is None else [key, (key[0], *request_key)]
         kept.keep(keys, (decisions, etag))
     return body, etag
@@ -145,7 +221,7 @@ def toggles_response(
         projects=principal.projects,
         revision=principal.revision,
         context=unleash_context(given, request.META.get("REMOTE_ADDR") or ""),
-        comes_back=bool(js_string(given.get("sessionId"))),
+        session_given=bool(js_string(given.get("sessionId"))),
         request_key=request_key,
     )
     return answer_response(request, answer, etag)

@@ -17,7 +17,7 @@ from evaluation.engine import PayloadEngine, clear_engines
 from features.models import ClientInstance, FeatureEnvironment, FeatureUsageBucket
 from flagadmin.core.models import TokenType
 from frontend_api import middleware
-from frontend_api.answers import forget_answers
+from frontend_api.answers import Reads, forget_answers, reads_of
 from frontend_api.authentication import forget_tokens
 from frontend_api.context import context_from_query, unleash_context
 from frontend_api.toggles import express_etag, forget_encoded
@@ -754,13 +754,93 @@ def test_answers__same_session_context__decided_once(flags, engine_calls):
     assert len(engine_calls) == 2  # the first context, and the other user's
 
 
-def test_answers__without_session__decided_every_time(flags, engine_calls):
+def test_answers__neither_user_nor_session__decided_every_time(flags, engine_calls):
+    # `default` stickiness then reads a sessionId drawn at random for each request.
+    client = browser()
+
+    for _ in range(3):
+        assert client.get(FRONTEND, {"properties[country]": "se"}).json() == B_ONLY
+
+    assert len(engine_calls) == 3
+
+
+def test_answers__user_without_session__decided_once(flags, engine_calls):
+    # With a userId, `default` stickiness never reads the random sessionId.
     client = browser()
 
     for _ in range(3):
         assert client.get(FRONTEND, {"userId": "1"}).json() == B_ONLY
 
-    assert len(engine_calls) == 3
+    assert len(engine_calls) == 1
+
+
+def test_answers__what_no_rule_reads__shares_the_answer(flags, engine_calls):
+    client = browser()
+
+    first = client.get(FRONTEND, {"userId": "1", "properties[tier]": "gold", "country": "no"})
+    unread = client.get(FRONTEND, {"userId": "1", "properties[tier]": "silver", "country": "no"})
+    read = client.get(FRONTEND, {"userId": "1", "properties[tier]": "gold", "country": "se"})
+
+    assert first.json() == unread.json() == A_AND_B
+    assert read.json() == B_ONLY
+    assert len(engine_calls) == 2
+
+
+@pytest.mark.parametrize(
+    ("payload", "reads"),
+    [
+        pytest.param(
+            {"features": [{"strategies": [{"name": "default"}]}]},
+            Reads(steady=True),
+            id="default-strategy",
+        ),
+        pytest.param(
+            {
+                "features": [
+                    {
+                        "variants": [{"name": "a", "stickiness": "tenant"}],
+                        "strategies": [
+                            {
+                                "name": "flexibleRollout",
+                                "parameters": {"rollout": "50"},
+                                "constraints": [{"contextName": "country"}],
+                                "variants": [{"name": "b", "stickiness": "userId"}],
+                            },
+                            {"name": "remoteAddress", "parameters": {"IPs": "10.0.0.1"}},
+                        ],
+                    }
+                ],
+                "segments": [{"id": 1, "constraints": [{"contextName": "region"}]}],
+            },
+            Reads(
+                steady=True,
+                fields=("country", "region", "remoteAddress", "tenant", "userId"),
+                by_default=True,
+            ),
+            id="every-read",
+        ),
+        pytest.param(
+            {"features": [{"strategies": [{"name": "applicationHostname"}]}]},
+            Reads(steady=False),
+            id="hostname-outside-the-context",
+        ),
+        pytest.param(
+            {
+                "features": [
+                    {
+                        "strategies": [
+                            {"name": "flexibleRollout", "parameters": {"stickiness": "random"}}
+                        ]
+                    }
+                ]
+            },
+            Reads(steady=False),
+            id="random",
+        ),
+    ],
+)
+def test_reads_of__the_fields_a_state_reads(payload, reads):
+    assert reads_of(json.dumps(payload).encode()) == reads
 
 
 @pytest.mark.parametrize(
