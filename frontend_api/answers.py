@@ -7,7 +7,8 @@ constraint), on chance (`random` stickiness) or on something an SDK reads outsid
 (`applicationHostname`, a strategy flagadmin does not know). So, once per state, the client
 payload is read for the fields its rules read: every constraint's `contextName` (segments'
 too), each stickiness named (of rollouts and of strategy and flag variants), `remoteAddress` for
-that strategy; and `default` stickiness reads `userId`, else `sessionId`. The answer is kept
+that strategy, each variant override's `contextName`; and `default` stickiness reads `userId`,
+else `sessionId`. The answer is kept
 with the engine under the values of those fields alone (each as a top-level field and as a
 property), and goes with the engine when a new state replaces it. The browser SDK asks with the
 same context again and again, and visitors who share what the rules read share an answer. A
@@ -87,7 +88,7 @@ def reads_of(body: bytes) -> Reads:
     fields: set[str] = set()
     stickiness: set[str] = set()
     for feature in payload.get("features") or []:
-        stickiness.update(v.get("stickiness") or "default" for v in feature.get("variants") or [])
+        variants = list(feature.get("variants") or [])
         for strategy in feature.get("strategies") or []:
             name = strategy.get("name")
             if name not in STRATEGY_FIELDS:
@@ -96,9 +97,11 @@ def reads_of(body: bytes) -> Reads:
             if name == "flexibleRollout":
                 stickiness.add((strategy.get("parameters") or {}).get("stickiness") or "default")
             fields.update(c["contextName"] for c in strategy.get("constraints") or [])
-            stickiness.update(
-                v.get("stickiness") or "default" for v in strategy.get("variants") or []
-            )
+            variants.extend(strategy.get("variants") or [])
+        for variant in variants:
+            stickiness.add(variant.get("stickiness") or "default")
+            # A variant's overrides (Unleash's older per-context choice) read their fields too.
+            fields.update(o["contextName"] for o in variant.get("overrides") or [])
     for segment in payload.get("segments") or []:
         fields.update(c["contextName"] for c in segment.get("constraints") or [])
     by_default = "default" in stickiness

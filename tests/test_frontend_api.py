@@ -798,7 +798,10 @@ def test_answers__what_no_rule_reads__shares_the_answer(flags, engine_calls):
             {
                 "features": [
                     {
-                        "variants": [{"name": "a", "stickiness": "tenant"}],
+                        "variants": [
+                            {"name": "a", "stickiness": "tenant"},
+                            {"name": "c", "overrides": [{"contextName": "plan", "values": ["x"]}]},
+                        ],
                         "strategies": [
                             {
                                 "name": "flexibleRollout",
@@ -814,7 +817,7 @@ def test_answers__what_no_rule_reads__shares_the_answer(flags, engine_calls):
             },
             Reads(
                 steady=True,
-                fields=("country", "region", "remoteAddress", "tenant", "userId"),
+                fields=("country", "plan", "region", "remoteAddress", "tenant", "userId"),
                 by_default=True,
             ),
             id="every-read",
