@@ -238,6 +238,21 @@ def test_create_api_token__text_plain__415(admin_client):
             'The `/body/tokenName` property must NOT have fewer than 1 characters. You sent "".',
             id="name-empty",
         ),
+        # Unleash 8.2 takes these; a name no reader can see whole is refused (issue 29).
+        pytest.param(
+            {"tokenName": "ci\n", "type": "admin"},
+            "/body/tokenName",
+            "The `/body/tokenName` property must not contain control characters "
+            '(\\u0000 to \\u001f, \\u007f). You sent "ci\\n".',
+            id="name-final-newline",
+        ),
+        pytest.param(
+            {"tokenName": "c\x01i", "type": "admin"},
+            "/body/tokenName",
+            "The `/body/tokenName` property must not contain control characters "
+            '(\\u0000 to \\u001f, \\u007f). You sent "c\\u0001i".',
+            id="name-control-character",
+        ),
         pytest.param(
             {"tokenName": "t", "type": "personal"},
             "/body/type",

@@ -36,6 +36,21 @@ class StrictCharField(serializers.CharField):
         return super().to_internal_value(data)
 
 
+class PrintableCharField(StrictCharField):
+    """A name shown to people and written to logs (a token's name): no control characters, a
+    final newline included, which a reader could not see."""
+
+    default_error_messages = {
+        "control": "must not contain control characters (\\u0000 to \\u001f, \\u007f)"
+    }
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if any(ord(character) < 0x20 or character == "\x7f" for character in value):
+            self.fail("control")
+        return value
+
+
 class NumberAsStringField(StrictCharField):
     """A string, or a number written as JavaScript writes it (`50` is "50", `0.5` "0.5"): where
     Unleash's request validator coerces numbers into string fields (strategy parameters such

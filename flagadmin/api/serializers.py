@@ -7,6 +7,7 @@ from rest_framework import serializers
 
 from flagadmin.api.fields import (
     INT64_MAX,
+    PrintableCharField,
     StrictCharField,
     StrictChoiceField,
     StrictDateTimeField,
@@ -82,7 +83,7 @@ class CreateApiTokenSchemaSerializer(StrictSerializer):
     for browser and mobile apps (`/api/frontend`); both are refused on the admin API and bound
     to projects (`["*"]`: all) and one environment."""
 
-    tokenName = StrictCharField(max_length=255, help_text="A name to recognise the token by.")
+    tokenName = PrintableCharField(max_length=255, help_text="A name to recognise the token by.")
     type = ApiTokenTypeField(
         choices=[TokenType.ADMIN.value, TokenType.CLIENT.value, TokenType.FRONTEND.value]
     )

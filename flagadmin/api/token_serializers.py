@@ -6,7 +6,12 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
-from flagadmin.api.fields import StrictCharField, StrictDateTimeField, StrictSerializer
+from flagadmin.api.fields import (
+    PrintableCharField,
+    StrictCharField,
+    StrictDateTimeField,
+    StrictSerializer,
+)
 from flagadmin.api.serializers import ApiTokenTypeField
 from flagadmin.core.models import TokenType
 from flagadmin.core.services import environment_exists
@@ -25,7 +30,7 @@ class CreateProjectApiTokenSchemaSerializer(StrictSerializer):
     """A client token (for SDKs) or a frontend token (for browser and mobile apps on
     `/api/frontend`) that reaches this one project."""
 
-    tokenName = StrictCharField(max_length=255, help_text="A name to recognise the token by.")
+    tokenName = PrintableCharField(max_length=255, help_text="A name to recognise the token by.")
     type = ApiTokenTypeField(
         choices=[TokenType.CLIENT.value, TokenType.FRONTEND.value],
         help_text="`client` (or its newer name `backend`) or `frontend`, in any case.",
