@@ -3,6 +3,7 @@ revision the cached flag list is keyed by."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -13,7 +14,6 @@ from rest_framework.request import Request
 
 from flagadmin.api.authentication import TokenAuthentication
 from flagadmin.api.errors import AuthenticationRequired, NoAccessError
-from flagadmin.core.caches import BoundedCache
 from flagadmin.core.models import ApiToken, TokenType
 from flagadmin.core.tokens import find_token, record_use
 
@@ -23,15 +23,11 @@ DEFAULT_ENVIRONMENT = "development"
 WRONG_TOKEN_TYPE = "invalid token: expected a different token type for this endpoint"
 
 
-# Client tokens looked up lately, by digest: (principal with the revision, expiry). SDKs poll
-# every few seconds with the same token; within CLIENT_API_REUSE_SECONDS a worker answers them
-# without a query, so a revocation or a flag change reaches SDKs that much later at most.
+# Client tokens looked up lately, by digest: (when, principal with the revision, expiry). SDKs
+# poll every few seconds with the same token; within CLIENT_API_REUSE_SECONDS a worker answers
+# them without a query, so a revocation or a flag change reaches SDKs that much later at most.
+_recent: dict[str, tuple[float, ClientPrincipal, datetime | None]] = {}
 MAX_REMEMBERED_TOKENS = 10_000
-_recent: BoundedCache[str, tuple[ClientPrincipal, datetime | None]] = BoundedCache(
-    "client token lookups",
-    max_entries=MAX_REMEMBERED_TOKENS,
-    max_age=lambda: settings.CLIENT_API_REUSE_SECONDS,
-)
 
 
 def forget_tokens() -> None:
@@ -85,7 +81,10 @@ class ClientTokenAuthentication(TokenAuthentication):
             environment=DEFAULT_ENVIRONMENT if environment in ("", "*") else environment,
             revision=found.revision,
         )
-        _recent.put(digest, (principal, token.expires_at))
+        if settings.CLIENT_API_REUSE_SECONDS > 0:
+            if len(_recent) >= MAX_REMEMBERED_TOKENS:
+                _recent.clear()
+            _recent[digest] = (time.monotonic(), principal, token.expires_at)
         return principal, None
 
 
@@ -95,7 +94,9 @@ def remembered_client(raw: str) -> ClientPrincipal | None:
     recent = _recent.get(ApiToken.digest_of(raw))
     if recent is None:
         return None
-    principal, expires_at = recent
+    looked_up_at, principal, expires_at = recent
+    if time.monotonic() - looked_up_at >= settings.CLIENT_API_REUSE_SECONDS:
+        return None
     if expires_at is not None and expires_at <= timezone.now():
         return None
     return principal

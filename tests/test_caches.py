@@ -1,32 +1,14 @@
 """flagadmin.core.caches: the one bounded per-process cache. How each cache of the app keeps its
 own rule (revisions, versions, expiry) is tested through the API with it; here the bounds,
-the orders, the time bound, thread safety, and that docs/caches.md declares every cache."""
+the orders, the time bound and thread safety."""
 
 from __future__ import annotations
 
-import re
-import sys
 import threading
-from pathlib import Path
 
 import pytest
-from django.urls import get_resolver
 
 from flagadmin.core.caches import BoundedCache, clear_all, every_cache
-
-DESIGN_PAGE = Path(__file__).resolve().parent.parent / "docs" / "caches.md"
-APP_PACKAGES = {
-    "flagadmin",
-    "projects",
-    "groups",
-    "users",
-    "features",
-    "overview",
-    "client_api",
-    "evaluation",
-    "frontend_api",
-    "auth_saml",
-}
 
 
 class Clock:
@@ -260,25 +242,3 @@ def test_threads__bounds_hold_and_readers_never_miss_a_value_being_replaced():
     assert len(cache) <= 50
     assert cache.size == sum(len(value) for value in values.values()) <= 400
     assert missed == []
-
-
-def caches_of_the_app() -> set[str]:
-    """The names of the caches that the app's modules declare (module globals, or in a dict of
-    them), once everything that serves a request is loaded."""
-    get_resolver().url_patterns  # noqa: B018 (imports every view and what it uses)
-    names = set()
-    for name, module in list(sys.modules.items()):
-        if name.split(".")[0] not in APP_PACKAGES:
-            continue
-        for value in list(vars(module).values()):
-            for candidate in value.values() if isinstance(value, dict) else [value]:
-                if isinstance(candidate, BoundedCache):
-                    names.add(candidate.name)
-    return names
-
-
-def test_design_page__declares_every_cache_of_the_app():
-    """docs/caches.md has a row for each cache the app declares, and none for another."""
-    declared = set(re.findall(r"^\| `([^`]+)` \|", DESIGN_PAGE.read_text(), flags=re.MULTILINE))
-
-    assert caches_of_the_app() == declared

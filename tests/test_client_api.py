@@ -573,18 +573,10 @@ def _kept_prefixes() -> list[str | None]:
     return [key[2].name_prefix for key in selectors._cache]
 
 
-def _bodies_kept_within(monkeypatch, **bounds: int) -> None:
-    """This worker keeps its bodies within `bounds` rather than the declared ones."""
-    from client_api import selectors
-    from flagadmin.core.caches import BoundedCache
-
-    declared = {"max_entries": selectors.MAX_KEPT_BODIES, "max_bytes": selectors.MAX_KEPT_BYTES}
-    kept = BoundedCache("client payload bodies", size_of=selectors._body_bytes, **declared | bounds)
-    monkeypatch.setattr(selectors, "_cache", kept)
-
-
 def test_client_features__kept_bodies_bounded_in_number__oldest_go(catalogue, monkeypatch):
-    _bodies_kept_within(monkeypatch, max_entries=2)
+    from client_api import selectors
+
+    monkeypatch.setattr(selectors, "MAX_KEPT_BODIES", 2)
     client = sdk()
     for prefix in ["c", "ch", "che", "chec"]:
         assert client.get(f"{CLIENT_FEATURES}?namePrefix={prefix}").status_code == 200
@@ -598,26 +590,26 @@ def test_client_features__kept_bodies_bounded_in_bytes(catalogue, monkeypatch):
     client = sdk()
     size = len(client.get(f"{CLIENT_FEATURES}?namePrefix=checkout").content)
     selectors.clear_cache()
-    _bodies_kept_within(monkeypatch, max_bytes=2 * size + 10)
+    monkeypatch.setattr(selectors, "MAX_KEPT_BYTES", 2 * size + 10)
     # Prefixes of one length, naming the same flags: bodies of one size.
     for prefix in ["checkout", "Checkout", "checkouT"]:
         assert client.get(f"{CLIENT_FEATURES}?namePrefix={prefix}").status_code == 200
 
     assert _kept_prefixes() == ["Checkout", "checkouT"]
-    assert selectors._cache.size == sum(len(body.body) for body in selectors._cache.values())
+    assert selectors._kept_bytes == sum(len(body.body) for body in selectors._cache.values())
 
 
 def test_client_features__body_over_the_bound__served_not_kept(catalogue, monkeypatch):
     from client_api import selectors
 
-    _bodies_kept_within(monkeypatch, max_bytes=10)
+    monkeypatch.setattr(selectors, "MAX_KEPT_BYTES", 10)
 
     response = sdk().get(CLIENT_FEATURES)
 
     assert response.status_code == 200
     assert len(response.json()["features"]) == 4
     assert selectors._cache == {}
-    assert selectors._cache.size == 0
+    assert selectors._kept_bytes == 0
 
 
 # --- GET /api/client/features/:featureName -----------------------------------------------------
