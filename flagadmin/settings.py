@@ -165,6 +165,7 @@ INSTALLED_APPS = [
     "groups",
     "users",
     "projects",
+    "definitions",  # context fields and strategy definitions: what rules name
     "features",
     "overview",  # above features and projects: their read side (docs/architecture.md)
     "client_api",

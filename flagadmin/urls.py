@@ -14,6 +14,7 @@ api_admin = [
     path("", include("flagadmin.api.urls")),
     path("", include("projects.urls")),
     path("", include("overview.urls")),
+    path("", include("definitions.urls")),
     path("", include("features.urls")),
     path("", include("groups.urls")),
     path("", include("users.urls")),
