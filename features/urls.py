@@ -13,6 +13,7 @@ from features.segment_views import SegmentViewSet
 from features.strategy_patch_views import FeatureStrategyPatchViewSet
 from features.tag_views import FeatureTagViewSet, TagTypeViewSet, TagViewSet
 from features.ui_config_views import UiConfigView
+from features.variant_views import FeatureEnvironmentVariantsViewSet
 from features.views import (
     FeatureDependencyViewSet,
     FeatureEnvironmentViewSet,
@@ -162,6 +163,18 @@ urlpatterns = [
         f"{FLAG_ENVIRONMENT}/off",
         FeatureEnvironmentViewSet.as_view({"post": "off"}),
         name="feature-environment-off",
+    ),
+    path(
+        f"{FLAG_ENVIRONMENT}/variants",
+        FeatureEnvironmentVariantsViewSet.as_view(
+            {"get": "retrieve", "put": "update", "patch": "partial_update"}
+        ),
+        name="feature-environment-variants",
+    ),
+    path(
+        "projects/<str:projectId>/features/<str:featureName>/variants-batch",
+        FeatureEnvironmentVariantsViewSet.as_view({"put": "batch"}),
+        name="feature-variants-batch",
     ),
     path(
         f"{FLAG_ENVIRONMENT}/strategies",

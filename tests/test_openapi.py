@@ -169,6 +169,9 @@ UNLEASH_TAGS = {
     "/strategies/{strategyId}": "Features",
     "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}"
     "/strategies/set-sort-order": "Features",
+    "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}"
+    "/variants": "Features",
+    "/api/admin/projects/{projectId}/features/{featureName}/variants-batch": "Features",
     "/api/admin/features/{featureName}/tags": "Features",
     "/api/admin/features/{featureName}/tags/{type}/{value}": "Features",
     "/api/admin/tags": "Tags",
