@@ -283,6 +283,67 @@ def test_stale__viewer__403(viewer_client, flag):
     assert_error(response, 403, "NoAccessError")
 
 
+# --- stale changes in the event log (GET /api/admin/events/:featureName) ----------------------
+
+
+def _stale_event(event_type: str, event_id: int) -> dict:
+    """A stale event as Unleash 8.2's /api/admin/events shows it (measured: PATCH /stale and
+    POST /projects/default/stale with an admin token): no data, no pre-data, the flag and its
+    project, the token's name as createdBy and the admin token user's id."""
+    event = AuditEvent.objects.get(pk=event_id)
+    return {
+        "id": event_id,
+        "type": event_type,
+        "createdBy": "admin-tok",
+        "createdAt": event.created_at.isoformat().replace("+00:00", "Z"),
+        "createdByUserId": -42,
+        "data": None,
+        "preData": None,
+        "tags": [],
+        "featureName": "checkout",
+        "project": "default",
+        "environment": None,
+    }
+
+
+@pytest.mark.parametrize(
+    ("method", "url", "on", "off"),
+    [
+        pytest.param(
+            "patch",
+            f"{FEATURES}/checkout",
+            [{"op": "replace", "path": "/stale", "value": True}],
+            [{"op": "replace", "path": "/stale", "value": False}],
+            id="patch",
+        ),
+        pytest.param(
+            "post",
+            "/api/admin/projects/default/stale",
+            {"features": ["checkout"], "stale": True},
+            {"features": ["checkout"], "stale": False},
+            id="project-stale",
+        ),
+    ],
+)
+def test_stale__events_api__feature_stale_on_then_off_as_unleash(
+    admin_client, flag, method, url, on, off
+):
+    assert send(admin_client, method, url, on).status_code in (200, 202)
+    assert send(admin_client, method, url, off).status_code in (200, 202)
+
+    response = admin_client.get("/api/admin/events/checkout")
+
+    assert response.status_code == 200
+    stale = [e for e in response.json()["events"] if e["type"].startswith("feature-stale")]
+    assert stale == [
+        _stale_event("feature-stale-off", stale[0]["id"]),
+        _stale_event("feature-stale-on", stale[1]["id"]),
+    ]
+    # PATCH also records the metadata update before each (as Unleash); the batch does not.
+    metadata = [e["type"] for e in response.json()["events"]].count("feature-metadata-updated")
+    assert metadata == (2 if method == "patch" else 0)
+
+
 # --- POST /features/validate (validateFeature) ------------------------------------------------
 
 
