@@ -43,6 +43,49 @@ class UserChangeForm(auth_forms.UserChangeForm):
         )
 
 
+# Accounts nobody signs in with: the system users tokens and the instance act as, and service
+# accounts (managed through /api/admin/service-account, acting through their tokens).
+READ_ONLY_ACCOUNT_TYPES = (AccountType.SYSTEM, AccountType.SERVICE)
+
+
+class AccountKindFilter(admin.SimpleListFilter):
+    """People by default: the system users and service accounts are not accounts an operator
+    edits, and are listed only when asked for."""
+
+    title = "account type"
+    parameter_name = "account_type"
+    ALL = "all"
+
+    def lookups(self, request, model_admin):
+        return [
+            (AccountType.SERVICE, "Service accounts"),
+            (AccountType.SYSTEM, "System users"),
+            (self.ALL, "All accounts"),
+        ]
+
+    def choices(self, changelist):
+        # "People" stands where Django's "All" would: the default, without a parameter.
+        yield {
+            "selected": self.value() is None,
+            "query_string": changelist.get_query_string(remove=[self.parameter_name]),
+            "display": "People",
+        }
+        for lookup, title in self.lookup_choices:
+            yield {
+                "selected": self.value() == str(lookup),
+                "query_string": changelist.get_query_string({self.parameter_name: lookup}),
+                "display": title,
+            }
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[User]) -> QuerySet[User]:
+        value = self.value()
+        if value == self.ALL:
+            return queryset
+        if value in READ_ONLY_ACCOUNT_TYPES:
+            return queryset.filter(account_type=value)
+        return queryset.filter(account_type=AccountType.USER)
+
+
 @admin.register(User)
 class UserAdmin(AuditedAdminMixin, auth_admin.UserAdmin):
     """People, service accounts, and the two system users tokens act as (those are read-only),
@@ -65,7 +108,7 @@ class UserAdmin(AuditedAdminMixin, auth_admin.UserAdmin):
         "group_names",
     )
     list_display_links = ("id", "username")
-    list_filter = ("account_type", "root_role", "is_active")
+    list_filter = (AccountKindFilter, "root_role", "is_active")
     list_select_related = ("root_role",)
     search_fields = ("username", "email", "name")
     ordering = ("id",)
@@ -113,14 +156,28 @@ class UserAdmin(AuditedAdminMixin, auth_admin.UserAdmin):
             )
         )
 
-    def _is_system(self, obj: User | None) -> bool:
-        return obj is not None and obj.account_type == AccountType.SYSTEM
+    def _is_read_only(self, obj: User | None) -> bool:
+        return obj is not None and obj.account_type in READ_ONLY_ACCOUNT_TYPES
 
     def has_change_permission(self, request: HttpRequest, obj: User | None = None) -> bool:
-        return not self._is_system(obj) and super().has_change_permission(request, obj)
+        # Also refuses their password page (UserAdmin.user_change_password asks this).
+        return not self._is_read_only(obj) and super().has_change_permission(request, obj)
 
     def has_delete_permission(self, request: HttpRequest, obj: User | None = None) -> bool:
-        return not self._is_system(obj) and super().has_delete_permission(request, obj)
+        return not self._is_read_only(obj) and super().has_delete_permission(request, obj)
+
+    def get_fieldsets(self, request: HttpRequest, obj: User | None = None):
+        fieldsets = super().get_fieldsets(request, obj)
+        if not self._is_read_only(obj):
+            return fieldsets
+        # Nobody signs in as them: no password field, nor its hash shown read-only.
+        return [
+            (name, {**options, "fields": [f for f in options["fields"] if f != "password"]})
+            for name, options in fieldsets
+        ]
+
+    def get_inlines(self, request: HttpRequest, obj: User | None = None):
+        return [] if self._is_read_only(obj) else super().get_inlines(request, obj)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[User]:
         # The groups column reads prefetched memberships: two queries per page, not one per row.

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol, TypeAlias, runtime_checkable
 
-from flagadmin.core.models import ApiToken, User
+from flagadmin.core.models import ApiToken, TokenType, User
 
 
 @runtime_checkable
@@ -53,3 +53,32 @@ def acting_user_id(actor: Actor) -> int:
     if isinstance(actor, User):
         return actor.pk
     return User.ADMIN_TOKEN_USER_ID
+
+
+# --- one name per actor in the Django admin ------------------------------------------------
+# The API keeps Unleash's `createdBy` as it is; the admin shows every actor under one label, the
+# one audit events record: a token's name for what a token did by itself, a person's email else
+# username (also when acting through a personal token), Unleash's system user's name for the
+# instance itself.
+
+ADMIN_TOKEN_LABEL = "admin token"
+
+
+def actor_label(user: User | None, token: ApiToken | None = None) -> str:
+    """The admin's label for whoever `user` (a creator or an editor row) and `token` (the
+    token it acted through, when known) name. The admin token's system user without its token
+    (a flag's creator row) is "admin token": `recorded_actor_label` of the change's event says
+    which one."""
+    if token is not None and token.type != TokenType.PERSONAL:
+        return token.name
+    if user is None or user.pk == User.SYSTEM_USER_ID:
+        return SYSTEM.name
+    if user.pk == User.ADMIN_TOKEN_USER_ID:
+        return ADMIN_TOKEN_LABEL
+    return user.audit_name
+
+
+def recorded_actor_label(event: object) -> str:
+    """The admin's label for an audit event's actor: the name the event recorded, which
+    `audit_identity` wrote under the rule of `actor_label` (no query)."""
+    return getattr(event, "created_by", "") or SYSTEM.name

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import admin, messages
@@ -11,14 +13,24 @@ from django.db import models
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
+from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
+from django.utils.html import format_html
 
 from flagadmin.core import crypto
+from flagadmin.core.actors import actor_label, recorded_actor_label
 from flagadmin.core.admin_audit import AuditedModelAdmin
 from flagadmin.core.admin_fields import LinesField
-from flagadmin.core.audit import event_time, record_event
+from flagadmin.core.audit import (
+    GROUP_EVENT_TYPES,
+    TOKEN_EVENT_TYPES,
+    diff_event_data,
+    event_target,
+    event_time,
+    record_event,
+)
 from flagadmin.core.models import AccountType, ApiToken, AuditEvent, Role, TokenType, User
 from flagadmin.core.services import environment_exists, token_event_data, unknown_projects
 from flagadmin.core.tokens import SCOPED_TYPES, assign_secret
@@ -147,7 +159,7 @@ class ApiTokenAdmin(AuditedModelAdmin):
         "shown_prefix",
         "project",
         "environment",
-        "user",
+        "acts_as",
         "expires_at",
         "revoked_at",
         "last_used_at",
@@ -163,7 +175,7 @@ class ApiTokenAdmin(AuditedModelAdmin):
         "shown_prefix",
         "project",
         "environment",
-        "user",
+        "acts_as",
         "created_at",
         "created_by",
         "last_used_at",
@@ -173,6 +185,11 @@ class ApiTokenAdmin(AuditedModelAdmin):
     def shown_prefix(self, token: ApiToken) -> str:
         # Enough to recognise a token by; the secret part is not known here.
         return f"{token.prefix}.…" if token.type != TokenType.PERSONAL else "user:…"
+
+    @admin.display(description="acts as", ordering="user__email")
+    def acts_as(self, token: ApiToken) -> str:
+        # A personal token's user, under the label the audit log gives them.
+        return actor_label(token.user) if token.user_id is not None else "-"
 
     def get_form(self, request: HttpRequest, obj: ApiToken | None = None, **kwargs):
         if obj is None:
@@ -188,7 +205,7 @@ class ApiTokenAdmin(AuditedModelAdmin):
             "shown_prefix",
             "project",
             "environment",
-            "user",
+            "acts_as",
             "expires_at",
             "revoked_at",
             "created_at",
@@ -277,35 +294,260 @@ def _issued_session_key(token_id: int) -> str:
 # --- audit events -----------------------------------------------------------------------
 
 
+class InputListFilter(admin.ListFilter):
+    """A filter typed into a box (an actor, a name, a time) rather than picked from a list: the
+    values are too many to list, and each is matched exactly, so an index answers."""
+
+    template = "admin/flagadmin/auditevent/input_filter.html"
+    parameter_name = ""
+    placeholder = ""
+
+    def __init__(self, request, params, model, model_admin) -> None:
+        super().__init__(request, params, model, model_admin)
+        if self.parameter_name in params:
+            value = params.pop(self.parameter_name)
+            value = value[-1] if isinstance(value, list) else value
+            if value.strip():
+                self.used_parameters[self.parameter_name] = value.strip()
+
+    def value(self) -> str | None:
+        return self.used_parameters.get(self.parameter_name)
+
+    def has_output(self) -> bool:
+        return True
+
+    def expected_parameters(self) -> list[str]:
+        return [self.parameter_name]
+
+    def suggestions(self) -> list[str]:
+        return []
+
+    def choices(self, changelist):
+        kept = [
+            (name, value)
+            for name, values in self.request.GET.lists()
+            if name not in (self.parameter_name, "p", "e")
+            for value in values
+        ]
+        yield {
+            "parameter": self.parameter_name,
+            "value": self.value() or "",
+            "placeholder": self.placeholder,
+            "hidden": kept,
+            "suggestions": self.suggestions(),
+            "clear_url": changelist.get_query_string(remove=[self.parameter_name]),
+        }
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        value = self.value()
+        return queryset if value is None else self.filter(request, queryset, value)
+
+    def filter(self, request: HttpRequest, queryset: QuerySet, value: str) -> QuerySet:
+        raise NotImplementedError
+
+
+# How many people and how many tokens the actor box suggests at most.
+SUGGESTED = 300
+
+
+class ActorFilter(InputListFilter):
+    """Who: the actor's label as the event recorded it (a person's email else username, a
+    token's name, unleash_system_user), suggested from the users and tokens there are."""
+
+    title = "actor"
+    parameter_name = "actor"
+    placeholder = "email, username or token name"
+
+    def suggestions(self) -> list[str]:
+        # A hint, not a list of everyone: the first few hundred of each.
+        people = User.objects.exclude(account_type=AccountType.SYSTEM).only("email", "username")
+        labels = {actor_label(user) for user in people[:SUGGESTED]}
+        tokens = ApiToken.objects.exclude(type=TokenType.PERSONAL)
+        labels.update(tokens.values_list("name", flat=True)[:SUGGESTED])
+        return sorted(labels)
+
+    def filter(self, request, queryset, value):
+        return queryset.filter(created_by=value)
+
+
+class FlagFilter(InputListFilter):
+    title = "flag"
+    parameter_name = "feature_name"
+    placeholder = "flag name"
+
+    def filter(self, request, queryset, value):
+        return queryset.filter(feature_name=value)
+
+
+class GroupFilter(InputListFilter):
+    """A group's events by its name (created, updated, deleted), or by `#id` also the members
+    added or removed one by one (those events record the group's id only)."""
+
+    title = "group"
+    parameter_name = "group"
+    placeholder = "group name or #id"
+
+    def filter(self, request, queryset, value):
+        about = models.Q(data__name=value) | models.Q(pre_data__name=value)
+        if value.startswith("#") and value[1:].isdigit():
+            group_id = int(value[1:])
+            about = (
+                models.Q(data__id=group_id)
+                | models.Q(pre_data__id=group_id)
+                | models.Q(data__groupId=group_id)
+                | models.Q(pre_data__groupId=group_id)
+            )
+        return queryset.filter(models.Q(type__in=GROUP_EVENT_TYPES) & about)
+
+
+class TokenFilter(InputListFilter):
+    """An API token's own events (created, updated, revoked, deleted) by its name. What a
+    token did is under the actor filter: its name is its label."""
+
+    title = "token"
+    parameter_name = "token"
+    placeholder = "token name"
+
+    def filter(self, request, queryset, value):
+        about = models.Q(data__tokenName=value) | models.Q(pre_data__tokenName=value)
+        return queryset.filter(models.Q(type__in=TOKEN_EVENT_TYPES) & about)
+
+
+# Times typed into the time filters, in UTC, with how long the last unit given lasts (the
+# "to" end takes in the whole day, minute or second it names).
+_TIME_FORMATS = (
+    ("%Y-%m-%dT%H:%M:%S", timedelta(seconds=1)),
+    ("%Y-%m-%d %H:%M:%S", timedelta(seconds=1)),
+    ("%Y-%m-%dT%H:%M", timedelta(minutes=1)),
+    ("%Y-%m-%d %H:%M", timedelta(minutes=1)),
+    ("%Y-%m-%d", timedelta(days=1)),
+)
+
+
+def parse_moment(text: str) -> tuple[datetime, timedelta] | None:
+    """A time typed into a filter (UTC; `2026-03-01`, `2026-03-01 12:30`, `...:15`, a `T` for
+    the space) and the length of what it names; None when it is not one."""
+    for layout, length in _TIME_FORMATS:
+        try:
+            moment = datetime.strptime(text.removesuffix("Z"), layout)
+        except ValueError:
+            continue
+        return moment.replace(tzinfo=UTC), length
+    return None
+
+
+class _TimeFilter(InputListFilter):
+    placeholder = "YYYY-MM-DD hh:mm:ss (UTC)"
+
+    def filter(self, request, queryset, value):
+        parsed = parse_moment(value)
+        if parsed is None:
+            messages.error(
+                request,
+                f"{self.title.capitalize()}: {value!r} is not a time; "
+                "write YYYY-MM-DD, YYYY-MM-DD hh:mm or YYYY-MM-DD hh:mm:ss (UTC).",
+            )
+            return queryset.none()
+        moment, length = parsed
+        return self.bound(queryset, moment, length)
+
+
+class FromFilter(_TimeFilter):
+    """Events at or after the moment."""
+
+    title = "from"
+    parameter_name = "from"
+
+    def bound(self, queryset, moment, length):
+        return queryset.filter(created_at__gte=moment)
+
+
+class ToFilter(_TimeFilter):
+    """Events up to the end of the day, minute or second given."""
+
+    title = "to"
+    parameter_name = "to"
+
+    def bound(self, queryset, moment, length):
+        return queryset.filter(created_at__lt=moment + length)
+
+
 @admin.register(AuditEvent)
 class AuditEventAdmin(admin.ModelAdmin):
-    """The audit log, read-only: events are written only by the changes they describe."""
+    """The audit log, read-only: events are written only by the changes they describe. It
+    answers who changed what: filters by actor, type, target (project, flag, group, token)
+    and time, a search, and on each event its data beside its pre-data, key by key."""
 
-    list_display = (
-        "created_at",
+    list_display = ("when", "type", "actor", "target", "environment")
+    list_filter = (
+        ActorFilter,
         "type",
-        "created_by",
         "project",
-        "feature_name",
-        "environment",
+        FlagFilter,
+        GroupFilter,
+        TokenFilter,
+        FromFilter,
+        ToFilter,
     )
-    list_filter = ("type", "project")
-    search_fields = ("feature_name",)
-    date_hierarchy = "created_at"
+    search_fields = ("feature_name", "created_by", "type", "project")
+    search_help_text = "Flag, actor, event type or project (any part of it)."
     show_full_result_count = False
-    fields = (
-        "type",
-        "created_at",
-        "created_by",
-        "created_by_user_id",
-        "token",
-        "project",
-        "feature_name",
-        "environment",
-        "data",
-        "pre_data",
-        "tags",
+    readonly_fields = ("when", "actor", "target", "changes")
+    fieldsets = (
+        (
+            None,
+            {
+                "fields": (
+                    "type",
+                    "when",
+                    "actor",
+                    "created_by_user_id",
+                    "token",
+                    "target",
+                    "project",
+                    "feature_name",
+                    "environment",
+                )
+            },
+        ),
+        ("Changes", {"fields": ("changes",)}),
+        ("Recorded JSON", {"classes": ("collapse",), "fields": ("data", "pre_data", "tags")}),
     )
+
+    @admin.display(description="when (UTC)", ordering="created_at")
+    def when(self, event: AuditEvent) -> str:
+        return timezone.localtime(event.created_at, UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+    @admin.display(description="actor", ordering="created_by")
+    def actor(self, event: AuditEvent) -> str:
+        label = recorded_actor_label(event)
+        url = reverse("admin:flagadmin_auditevent_changelist")
+        return format_html('<a href="{}?{}">{}</a>', url, urlencode({"actor": label}), label)
+
+    @admin.display(description="target")
+    def target(self, event: AuditEvent) -> str:
+        found = event_target(event)
+        if found is None:
+            return "-"
+        parameter = _TARGET_PARAMETERS.get(found.kind)
+        if parameter is None:
+            return f"{found.kind} {found.name}"
+        url = reverse("admin:flagadmin_auditevent_changelist")
+        return format_html(
+            '{} <a href="{}?{}">{}</a>',
+            found.kind,
+            url,
+            urlencode({parameter: found.name}),
+            found.name,
+        )
+
+    @admin.display(description="before / after")
+    def changes(self, event: AuditEvent) -> str:
+        rows = diff_event_data(event.pre_data, event.data)
+        return render_to_string(
+            "admin/flagadmin/auditevent/diff.html",
+            {"rows": rows, "changed": sum(1 for r in rows if r.status != "unchanged")},
+        )
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -315,3 +557,12 @@ class AuditEventAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: AuditEvent | None = None) -> bool:
         return False
+
+
+# The changelist's filter parameter for each kind of target it links to.
+_TARGET_PARAMETERS = {
+    "flag": "feature_name",
+    "project": "project",
+    "group": "group",
+    "token": "token",
+}

@@ -286,6 +286,10 @@ class AuditEvent(models.Model):
             models.Index(fields=["-created_at"], name="audit_created"),
             # A project's events, newest first (`/api/admin/events?project=`).
             models.Index(fields=["project", "-created_at"], name="audit_project"),
+            # The admin's audit log filtered by actor (the recorded label) and by event type
+            # (the type filter's choices read this index too), newest first.
+            models.Index(fields=["created_by", "-created_at"], name="audit_actor"),
+            models.Index(fields=["type", "-created_at"], name="audit_type"),
         ]
 
     def __str__(self) -> str:
