@@ -6,8 +6,10 @@ from django.urls import path
 
 from overview.environment_views import EnvironmentsView, EnvironmentView
 from overview.project_views import ProjectViewSet
+from overview.search_views import FeatureSearchView
 
 urlpatterns = [
+    path("search/features", FeatureSearchView.as_view(), name="search-features"),
     path("environments", EnvironmentsView.as_view(), name="environments"),
     path("environments/<str:name>", EnvironmentView.as_view(), name="environment"),
     path(

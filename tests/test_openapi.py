@@ -128,6 +128,8 @@ UNLEASH_TAGS = {
     "/api/admin/ui-config": "Admin UI",
     "/api/admin/events": "Events",
     "/api/admin/events/{featureName}": "Events",
+    "/api/admin/search/events": "Events",
+    "/api/admin/search/features": "Search",
     "/api/admin/environments/{name}": "Environments",
     "/api/admin/auth/saml/settings": "Auth",
     "/api/admin/groups": "Users",

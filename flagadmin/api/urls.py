@@ -2,6 +2,7 @@
 
 from django.urls import path
 
+from flagadmin.api.event_search_views import EventSearchView
 from flagadmin.api.event_views import EventsView, FeatureEventsView
 from flagadmin.api.token_views import ApiTokenView, ProjectApiTokensView, ProjectApiTokenView
 from flagadmin.api.views import ApiTokensView, ServiceAccountsView, ServiceAccountTokensView
@@ -21,6 +22,7 @@ urlpatterns = [
         name="project-api-token",
     ),
     path("events", EventsView.as_view(), name="events"),
+    path("search/events", EventSearchView.as_view(), name="search-events"),
     path("events/<str:featureName>", FeatureEventsView.as_view(), name="feature-events"),
     path("service-account", ServiceAccountsView.as_view(), name="service-accounts"),
     path(
