@@ -456,7 +456,7 @@ def test_audit_log__time_not_understood__says_so_and_lists_nothing(staff, histor
     assert response.status_code == 200
     assert list(response.context["cl"].result_list) == []
     assert [str(m) for m in response.context["messages"]] == [
-        f"From: {value!r} is not a time; write YYYY-MM-DD, YYYY-MM-DD hh:mm or "
+        f"Time from: {value!r} is not a time; write YYYY-MM-DD, YYYY-MM-DD hh:mm or "
         "YYYY-MM-DD hh:mm:ss (UTC)."
     ]
 

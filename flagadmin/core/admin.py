@@ -455,7 +455,7 @@ class _TimeFilter(InputListFilter):
 class FromFilter(_TimeFilter):
     """Events at or after the moment."""
 
-    title = "from"
+    title = "time from"
     parameter_name = "from"
 
     def bound(self, queryset, moment, length):
@@ -465,7 +465,7 @@ class FromFilter(_TimeFilter):
 class ToFilter(_TimeFilter):
     """Events up to the end of the day, minute or second given."""
 
-    title = "to"
+    title = "time up to"
     parameter_name = "to"
 
     def bound(self, queryset, moment, length):
