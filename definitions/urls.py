@@ -1,1 +1,35 @@
-urlpatterns: list = []
+from django.urls import path
+
+from definitions.views import ContextFieldViewSet, StrategyDeprecationViewSet, StrategyViewSet
+
+urlpatterns = [
+    path("context", ContextFieldViewSet.as_view({"get": "list", "post": "create"}), name="context"),
+    path(
+        "context/validate",
+        ContextFieldViewSet.as_view({"post": "validate"}),
+        name="context-field-validate",
+    ),
+    path(
+        "context/<str:contextField>",
+        ContextFieldViewSet.as_view({"get": "retrieve", "put": "update", "delete": "destroy"}),
+        name="context-field",
+    ),
+    path(
+        "strategies", StrategyViewSet.as_view({"get": "list", "post": "create"}), name="strategies"
+    ),
+    path(
+        "strategies/<str:name>",
+        StrategyViewSet.as_view({"get": "retrieve", "put": "update"}),
+        name="strategy",
+    ),
+    path(
+        "strategies/<str:strategyName>/deprecate",
+        StrategyDeprecationViewSet.as_view({"post": "deprecate"}),
+        name="strategy-deprecate",
+    ),
+    path(
+        "strategies/<str:strategyName>/reactivate",
+        StrategyDeprecationViewSet.as_view({"post": "reactivate"}),
+        name="strategy-reactivate",
+    ),
+]

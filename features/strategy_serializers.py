@@ -35,7 +35,8 @@ from flagadmin.api.fields import (
 
 # Unleash 8.2's built-in strategies (its strategy list, measured). `userWithId` is no longer
 # among them (Unleash answers 400 "Could not find strategy type with name userWithId"); SDKs
-# still evaluate one stored earlier.
+# still evaluate one stored earlier. A strategy's name is checked against the stored
+# definitions, custom ones included, by the service (`strategy_services.check_definitions`).
 STRATEGY_NAMES = (
     "default",
     "flexibleRollout",
@@ -91,7 +92,10 @@ class CreateFeatureStrategySchemaSerializer(StrictSerializer):
     """A strategy: when it is on. A flag environment is on for a context when the flag is
     enabled there and at least one of its strategies (not `disabled`) is on."""
 
-    name = StrictChoiceField(choices=STRATEGY_NAMES, help_text="The strategy type.")
+    name = StrictCharField(
+        help_text="The strategy type: a built-in one (" + ", ".join(STRATEGY_NAMES) + ") or a "
+        "custom one (`GET /api/admin/strategies` lists them)."
+    )
     title = StrictCharField(allow_null=True, allow_blank=True, default=None, max_length=255)
     disabled = StrictBooleanField(allow_null=True, default=False)
     sortOrder = StrictIntegerField(

@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Max
 
+from definitions.selectors import legal_values, strategy_exists
 from features.limits import check_constraints, check_strategy_count, check_strategy_segments
 from features.locks import (
     FeatureEnvironmentNotFound,
@@ -29,7 +30,7 @@ from features.services import (
     FEATURE_ENVIRONMENT_ENABLED,
     tags_of,
 )
-from features.validators import SORT_ORDER_MAX
+from features.validators import SINGLE_VALUE_OPERATORS, SORT_ORDER_MAX
 from features.variants import fix_variant_weights
 from flagadmin.core.actors import Actor
 from flagadmin.core.audit import record_event
@@ -305,6 +306,7 @@ def add_feature_strategy(
     actor: Actor,
 ) -> FeatureStrategy:
     """Add a strategy to the flag in `environment`; records `feature-strategy-add`."""
+    check_definitions(name, constraints)
     with transaction.atomic():
         feature_environment = lock_flag_environment(feature, environment)
         return _new_strategy(
@@ -355,6 +357,7 @@ def update_feature_strategy(
     unless given; `sort_order` (None) too (the API's PUT never moves a strategy, as Unleash's
     does not). Records `feature-strategy-update` with the strategy before and after, or
     nothing when nothing changed."""
+    check_definitions(name, constraints)
     with transaction.atomic():
         # The flag environment first, then the strategy: every strategy writer's order.
         lock_flag_environment(feature, environment)
@@ -505,3 +508,86 @@ def set_strategy_sort_order(
             pre_data={"strategyIds": before},
             tags=tags_of(feature),
         )
+
+
+# --- what the definitions app holds (strategy types, context fields' legal values) ---------------
+
+
+def check_definitions(name: str, constraints: Sequence[dict]) -> None:
+    """Unleash's checks of a strategy against the definitions: its type must exist (400 "Could
+    not find strategy type", `validateStrategyType`), and a constraint on a context field that
+    lists legal values may use only those (`validateLegalValues`). A constraint on a context
+    field that does not exist is taken, as Unleash takes it."""
+    if not strategy_exists(name):
+        raise InvalidInputError(
+            Problem.of(
+                ["name"],
+                "must name a strategy type of this instance (`GET /api/admin/strategies`)",
+                refused=name,
+            )
+        )
+    legal = legal_values({c.get("contextName") for c in constraints if c.get("contextName")})
+    problems = []
+    for index, constraint in enumerate(constraints):
+        allowed = legal.get(constraint.get("contextName"))
+        if allowed is None:
+            continue
+        if (
+            constraint.get("operator") in SINGLE_VALUE_OPERATORS
+            or constraint.get("operator") == "REGEX"
+        ):
+            value = constraint.get("value")
+            if value not in allowed:
+                problems.append(
+                    Problem.of(
+                        ["constraints", str(index), "value"],
+                        "is not specified as a legal value on this context field",
+                        refused=value,
+                    )
+                )
+        else:
+            outside = [v for v in constraint.get("values") or [] if v not in allowed]
+            if outside:
+                problems.append(
+                    Problem.of(
+                        ["constraints", str(index), "values"],
+                        "holds values not specified as legal values on this context field",
+                        refused=outside,
+                    )
+                )
+    if problems:
+        raise InvalidInputError(*problems)
+
+
+class ConstraintContextFieldUsage:
+    """The definitions app's question (`definitions.usage`): which strategies of flags that are
+    not archived have a constraint on a context field. Registered in `features.apps`."""
+
+    @staticmethod
+    def _with_constraints():
+        return FeatureStrategy.objects.filter(
+            feature_environment__feature__archived_at__isnull=True
+        ).exclude(constraints=[])
+
+    def is_used(self, context_name: str) -> bool:
+        strategies = self._with_constraints()
+        if connection.features.supports_json_field_contains:
+            return strategies.filter(constraints__contains=[{"contextName": context_name}]).exists()
+        return any(
+            any(c.get("contextName") == context_name for c in constraints)
+            for constraints in strategies.values_list("constraints", flat=True).iterator()
+        )
+
+    def counts(self) -> dict[str, tuple[int, int]]:
+        projects: dict[str, set[str]] = {}
+        features: dict[str, set[str]] = {}
+        rows = self._with_constraints().values_list(
+            "feature_environment__feature__project_id",
+            "feature_environment__feature_id",
+            "constraints",
+        )
+        for project_id, feature_name, constraints in rows.iterator():
+            for name in {c.get("contextName") for c in constraints if isinstance(c, dict)}:
+                projects.setdefault(name, set()).add(project_id)
+                features.setdefault(name, set()).add(feature_name)
+        return {name: (len(projects[name]), len(features[name])) for name in features}

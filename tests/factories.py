@@ -6,6 +6,7 @@ import factory
 from django.contrib.auth.hashers import make_password
 from factory.django import DjangoModelFactory
 
+from definitions.models import ContextField, StrategyDefinition
 from flagadmin.core.models import ApiToken, AuditEvent, Role, TokenType, User
 from flagadmin.core.tokens import issue_token
 
@@ -230,3 +231,25 @@ class SamlSettingsFactory(DjangoModelFactory):
     entity_id = "https://idp.test/metadata"
     sign_on_url = "https://idp.test/sso"
     certificate = "not-a-certificate"
+
+
+class ContextFieldFactory(DjangoModelFactory):
+    """A custom context field (the built-in ones are seeded by the migrations)."""
+
+    class Meta:
+        model = ContextField
+
+    name = factory.Sequence(lambda n: f"field{n}")
+    description = "A custom field"
+
+
+class StrategyDefinitionFactory(DjangoModelFactory):
+    """A custom strategy type (the built-in ones are seeded by the migrations)."""
+
+    class Meta:
+        model = StrategyDefinition
+
+    name = factory.Sequence(lambda n: f"custom{n}")
+    parameters = factory.LazyFunction(
+        lambda: [{"name": "tenants", "type": "list", "description": "", "required": False}]
+    )
