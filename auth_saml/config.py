@@ -25,17 +25,7 @@ from django.http import Http404, HttpRequest
 from saml2 import BINDING_HTTP_POST, BINDING_HTTP_REDIRECT
 from saml2.config import SPConfig
 from saml2.saml import NAMEID_FORMAT_EMAILADDRESS
-from saml2.xmldsig import (
-    DIGEST_SHA256,
-    DIGEST_SHA384,
-    DIGEST_SHA512,
-    SIG_ECDSA_SHA256,
-    SIG_ECDSA_SHA384,
-    SIG_ECDSA_SHA512,
-    SIG_RSA_SHA256,
-    SIG_RSA_SHA384,
-    SIG_RSA_SHA512,
-)
+from saml2.xmldsig import DIGEST_SHA256, SIG_RSA_SHA256
 
 from auth_saml.certificates import certificate_body, private_key_pem
 from auth_saml.endpoints import sp_urls
@@ -48,20 +38,6 @@ from auth_saml.services import CLOCK_TOLERANCE_SECONDS
 ATTRIBUTE_MAP_DIR = str(Path(__file__).resolve().parent / "saml_attribute_maps")
 
 NOT_ENABLED = "SAML 2.0 sign-in is not enabled on this instance."
-
-# The only algorithms accepted in signed responses, and advertised in the SP metadata: SHA-256
-# and stronger. pysaml2 verifies whatever algorithm a signature names (SHA-1, even MD5).
-ACCEPTED_SIGNATURE_ALGORITHMS = frozenset(
-    {
-        SIG_RSA_SHA256,
-        SIG_RSA_SHA384,
-        SIG_RSA_SHA512,
-        SIG_ECDSA_SHA256,
-        SIG_ECDSA_SHA384,
-        SIG_ECDSA_SHA512,
-    }
-)
-ACCEPTED_DIGEST_ALGORITHMS = frozenset({DIGEST_SHA256, DIGEST_SHA384, DIGEST_SHA512})
 
 
 def xmlsec_binary() -> str:

@@ -1,45 +1,46 @@
 """djangosaml2's views, answering 404 while SAML is disabled, with a clear refusal page.
 
 - `/auth/saml/login`: starts sign-in (HTTP-Redirect binding to the IdP's `signOnUrl`).
-- `/auth/saml/callback`: the assertion consumer service (the IdP posts its response here).
-- `/auth/saml/metadata`: the service provider's metadata, to give to the IdP.
+- `/auth/saml/callback`: the assertion consumer service (the IdP posts its response here),
+  rate-limited per address (`auth_saml.rate_limit`); a refused response locks nobody out.
+- `/auth/saml/metadata`: the service provider's metadata (`auth_saml.metadata`, which the
+  admin's SAML page also shows, from before any settings are stored).
 - `/auth/saml/logout`: signs out (through the IdP's `signOutUrl` when one is set).
 - `/auth/saml/logout/done`: where the IdP sends its logout response (or its logout request).
 """
 
 from __future__ import annotations
 
-import base64
 import logging
 from typing import Any
 
 from defusedxml import ElementTree
 from django.conf import settings
 from django.contrib import auth
-from django.contrib.auth.signals import user_login_failed
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render, resolve_url
+from django.views import View
 from djangosaml2 import views as saml_views
 from djangosaml2.utils import get_fallback_login_redirect_url
-from saml2.metadata import entity_descriptor
 from saml2.response import StatusError, UnsolicitedResponse
 from saml2.sigver import SigverError
 from saml2.validate import ResponseLifetimeExceed, ToEarly
 
+from auth_saml import rate_limit
 from auth_saml.backends import REFUSAL_ATTRIBUTE
-from auth_saml.config import (
+from auth_saml.config import NOT_ENABLED
+from auth_saml.metadata import (
     ACCEPTED_DIGEST_ALGORITHMS,
     ACCEPTED_SIGNATURE_ALGORITHMS,
-    NOT_ENABLED,
+    CONTENT_TYPE,
+    sp_metadata_xml,
 )
 from auth_saml.models import SamlSettings
-from flagadmin.api.signin import lockout_response
-from flagadmin.core import signin
+from flagadmin.core.signin import client_address
 
 logger = logging.getLogger(__name__)
 
 REFUSED_TEMPLATE = "auth_saml/sign_in_refused.html"
-_SAML_ASSERTION_NS = "urn:oasis:names:tc:SAML:2.0:assertion"
 _XMLDSIG_NS = "http://www.w3.org/2000/09/xmldsig#"
 
 
@@ -61,21 +62,11 @@ class SamlLoginView(SamlEnabledMixin, saml_views.LoginView):
     pass
 
 
-class SamlMetadataView(SamlEnabledMixin, saml_views.MetadataView):
+class SamlMetadataView(SamlEnabledMixin, View):
+    """The document the admin's SAML page shows from the start (`auth_saml.metadata`)."""
+
     def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        descriptor = entity_descriptor(self.get_sp_config(request))
-        if descriptor.extensions is not None:
-            # pysaml2 lists every algorithm xmlsec1 knows (MD5 and SHA-1 included); advertise
-            # only the ones the callback accepts.
-            accepted = ACCEPTED_SIGNATURE_ALGORITHMS | ACCEPTED_DIGEST_ALGORITHMS
-            descriptor.extensions.extension_elements = [
-                element
-                for element in descriptor.extensions.extension_elements
-                if element.attributes.get("Algorithm") in accepted
-            ]
-        return HttpResponse(
-            content=str(descriptor).encode("utf-8"), content_type="text/xml; charset=utf-8"
-        )
+        return HttpResponse(content=sp_metadata_xml().encode("utf-8"), content_type=CONTENT_TYPE)
 
 
 def _reason_for(exception: BaseException | None) -> str:
@@ -114,29 +105,30 @@ def refused_algorithms(xml: str) -> list[str]:
     return refused
 
 
-def unverified_name_id(saml_response: str | None) -> str | None:
-    """The NameID of a response not yet verified, to refuse it before the signature check when
-    that user is locked out. Nothing else trusts this value."""
-    if not saml_response:
-        return None
-    try:
-        root = ElementTree.fromstring(base64.b64decode(saml_response, validate=False))
-    except Exception:  # malformed, hostile (defusedxml refuses entities) or not base64
-        return None
-    element = root.find(f".//{{{_SAML_ASSERTION_NS}}}NameID")
-    return element.text.strip() if element is not None and element.text else None
-
-
 class SamlAcsView(SamlEnabledMixin, saml_views.AssertionConsumerServiceView):
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if "SAMLResponse" not in request.POST:
-            return _refused(request, "The sign-in request carries no SAML response.", status=400)
-        # Throttled before the signature check, which runs xmlsec1: a locked-out address (or
-        # the user the response names) cannot make the server do that work.
-        name_id = unverified_name_id(request.POST.get("SAMLResponse"))
-        if signin.is_locked_out(request, signin.username_for_lockout(None, {"username": name_id})):
-            return lockout_response(request)
-        return super().post(request)
+        # Counted before anything else, the signature check (xmlsec1) above all: an address
+        # past the limit makes the server do no work until its minute is over. Nobody is
+        # locked out: a refused response is not a guess (docs/sign-in.md).
+        allowance = rate_limit.take(client_address(request))
+        if not allowance.allowed:
+            response = _refused(
+                request,
+                "Too many sign-in responses from your address. Try again in "
+                f"{_seconds(allowance.reset_seconds)}.",
+                status=429,
+                title="Too many sign-in attempts",
+            )
+        elif "SAMLResponse" not in request.POST:
+            response = _refused(
+                request, "The sign-in request carries no SAML response.", status=400
+            )
+        else:
+            response = super().post(request)
+        if allowance.limit:
+            for header, value in allowance.headers().items():
+                response[header] = value
+        return response
 
     def custom_validation(self, response: Any) -> None:
         """After pysaml2's checks: refuse signatures made with SHA-1 or weaker."""
@@ -160,12 +152,6 @@ class SamlAcsView(SamlEnabledMixin, saml_views.AssertionConsumerServiceView):
     ) -> HttpResponse:
         """Every refusal is a 403 page saying why (djangosaml2 uses 400 for some)."""
         reason = getattr(request, REFUSAL_ATTRIBUTE, None)
-        if "session_info" not in kwargs:
-            # The response itself failed verification; the backend (which counts refusals of
-            # verified responses against their user) never ran. Anyone can post a response
-            # naming anyone: it counts against the sender's address only, never against the
-            # user it names, or five forged posts would lock that user out.
-            user_login_failed.send(__name__, credentials={}, request=request)
         return _refused(request, reason or _reason_for(exception), status=403)
 
     def custom_redirect(self, user: Any, relay_state: str, session_info: dict) -> str | None:
@@ -176,13 +162,19 @@ class SamlAcsView(SamlEnabledMixin, saml_views.AssertionConsumerServiceView):
         return None
 
 
-def _refused(request: HttpRequest, reason: str, status: int = 403) -> HttpResponse:
+def _refused(
+    request: HttpRequest, reason: str, status: int = 403, title: str = "Sign-in refused"
+) -> HttpResponse:
     return render(
         request,
         REFUSED_TEMPLATE,
-        {"reason": reason, "login_url": resolve_url("saml2_login")},
+        {"title": title, "reason": reason, "login_url": resolve_url("saml2_login")},
         status=status,
     )
+
+
+def _seconds(seconds: int) -> str:
+    return "1 second" if seconds == 1 else f"{seconds} seconds"
 
 
 class SamlLogoutInitView(SamlEnabledMixin, saml_views.LogoutInitView):

@@ -255,17 +255,19 @@ LOGIN_REDIRECT_URL = "/docs/"
 SAML_ADMIN_REDIRECT_URL = "/admin/"
 LOGOUT_REDIRECT_URL = "/docs/"
 
-# --- sign-in throttling (django-axes, flagadmin/core/signin.py) -----------------------------------
-# The Django admin's password form and the SAML callback: after SIGNIN_FAILURE_LIMIT failures
-# for one user or from one address (SIGNIN_LOCKOUT_BY), 429 for SIGNIN_LOCKOUT_MINUTES.
+# --- sign-in throttling (django-axes, flagadmin/core/signin.py; docs/sign-in.md) ---------------
+# The Django admin's password form: after SIGNIN_FAILURE_LIMIT failures of one account from one
+# address (SIGNIN_LOCKOUT_BY), 429 for SIGNIN_LOCKOUT_MINUTES. SAML responses are not counted.
 AXES_ENABLED = env_bool("SIGNIN_THROTTLING", True)
 AXES_FAILURE_LIMIT = int(os.environ.get("SIGNIN_FAILURE_LIMIT", "5"))
 AXES_COOLOFF_TIME = timedelta(minutes=float(os.environ.get("SIGNIN_LOCKOUT_MINUTES", "15")))
-# "username,ip_address": either one locks; "username+ip_address": only the pair does.
+# "username+ip_address": only the pair locks (one person behind a NAT locks out nobody else);
+# "username,ip_address": either one does.
 AXES_LOCKOUT_PARAMETERS = [
     item.split("+") if "+" in item else item
-    for item in env_list("SIGNIN_LOCKOUT_BY", "username,ip_address")
+    for item in env_list("SIGNIN_LOCKOUT_BY", "username+ip_address")
 ]
+AXES_WHITELIST_CALLABLE = "flagadmin.core.signin.not_a_password_attempt"
 AXES_USERNAME_CALLABLE = "flagadmin.core.signin.username_for_lockout"
 AXES_LOCKOUT_CALLABLE = "flagadmin.api.signin.lockout_response"
 AXES_RESET_ON_SUCCESS = True
@@ -280,6 +282,11 @@ SIGNIN_PROXY_COUNT = int(os.environ.get("SIGNIN_PROXY_COUNT", "0"))
 # X-Real-IP a client sent (flagadmin/serving/client_address.py); not a setting for operators.
 CLIENT_ADDRESS_FROM_LOCAL_PROXY = os.environ.get("FLAGADMIN_BEHIND_LOCAL_NGINX") == "1"
 AXES_CLIENT_IP_CALLABLE = "flagadmin.serving.client_address.signin_client_address"
+# The SAML callback: at most this many responses per minute from one address, per process
+# (auth_saml/rate_limit.py); Unleash's variable for its /auth/saml limit, and its default.
+SAML_CALLBACK_RATE_LIMIT_PER_MINUTE = int(
+    os.environ.get("AUTHENTICATION_RATE_LIMIT_PER_MINUTE", "10")
+)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

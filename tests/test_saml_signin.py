@@ -10,9 +10,11 @@ from unittest import mock
 from urllib.parse import parse_qs, urlparse
 
 import pytest
+from axes.models import AccessAttempt
 from django.contrib.sessions.backends.db import SessionStore
 from django.test import Client
 
+from auth_saml import rate_limit
 from auth_saml.config import build_sp_config
 from auth_saml.models import ConsumedAssertion, SamlSettings
 from auth_saml.services import read_idp_groups
@@ -43,6 +45,14 @@ def idp_keys() -> KeyPair:
 @pytest.fixture(scope="session")
 def other_keys() -> KeyPair:
     return make_key_pair("someone-else")
+
+
+@pytest.fixture(autouse=True)
+def fresh_rate_limit():
+    """Each test's responses counted from zero (the limit is kept per process)."""
+    rate_limit.forget_all()
+    yield
+    rate_limit.forget_all()
 
 
 @pytest.fixture(autouse=True)
@@ -778,26 +788,169 @@ def test_admin_login_page__no_sso_while_saml_is_off(db, browser):
     assert "Sign in with SSO" not in response.content.decode()
 
 
-# --- sign-in throttling (django-axes) -------------------------------------------------------
+# --- the callback's rate limit, and no lock-outs -----------------------------------------
+# A SAML response cannot be guessed: a refused one locks nobody out. The callback answers at
+# most SAML_CALLBACK_RATE_LIMIT_PER_MINUTE (10) responses per minute from one address.
+
+PASSWORD = "correct horse battery staple"
+OFFICE = "198.51.100.20"  # one address for a whole office behind a NAT
+RATE_LIMIT_HEADERS = (
+    "RateLimit-Policy",
+    "RateLimit-Limit",
+    "RateLimit-Remaining",
+    "RateLimit-Reset",
+)
 
 
-def test_sign_in__failures_past_limit__locked_out_before_signature_check(idp, rogue_idp, browser):
-    UserFactory(email="alice@example.com")
-    refused = [
-        sign_in(new_browser(), rogue_idp, "alice@example.com", sign_response=True) for _ in range(5)
+@pytest.fixture
+def clock(monkeypatch) -> list[float]:
+    """The rate limit's clock, moved by hand."""
+    now = [1000.0]
+    monkeypatch.setattr(rate_limit, "monotonic", lambda: now[0])
+    return now
+
+
+def from_address(address: str) -> Client:
+    return Client(enforce_csrf_checks=True, REMOTE_ADDR=address)
+
+
+def password_sign_in(address: str, username: str, password: str = PASSWORD):
+    return Client(REMOTE_ADDR=address).post(
+        "/admin/login/", {"username": username, "password": password, "next": "/admin/"}
+    )
+
+
+@pytest.fixture
+def password_admin(db):
+    user = UserFactory(username="root", email="root@example.com", root_role_id=Role.ADMIN)
+    user.set_password(PASSWORD)
+    user.save()
+    return user
+
+
+def refused_responses(idp: TestIdP, rogue_idp: TestIdP, address: str, count: int) -> list:
+    """`count` responses that are refused, of the kinds an office really sends: garbage,
+    unsigned, signed by someone else, and a stale tab posting a used response again."""
+    used_request, _ = start_sign_in(from_address(address), idp)
+    used = idp.response(used_request, "alice@example.com")
+    kinds = [
+        lambda c: c.post("/auth/saml/callback", {"SAMLResponse": "PGdhcmJhZ2UvPg=="}),
+        lambda c: sign_in(c, idp, "alice@example.com", sign_response=False, sign_assertion=False),
+        lambda c: sign_in(c, rogue_idp, "alice@example.com", sign_response=True),
+        lambda c: c.post("/auth/saml/callback", {"SAMLResponse": used}),
     ]
-    assert [r.status_code for r in refused] == [403, 403, 403, 403, 429]
+    return [kinds[index % len(kinds)](from_address(address)) for index in range(count)]
+
+
+def test_refused_responses__many_from_one_address__saml_and_password_sign_ins_succeed(
+    idp, rogue_idp, password_admin, clock
+):
+    UserFactory(email="alice@example.com")
+    UserFactory(email="bob@example.com")
+
+    refused = refused_responses(idp, rogue_idp, OFFICE, 9)  # the lockout used to come at 5
+
+    assert [r.status_code for r in refused] == [403] * 9
+    bob = from_address(OFFICE)
+    assert sign_in(bob, idp, "bob@example.com").status_code == 302
+    assert signed_in_user_id(bob) is not None
+    assert password_sign_in(OFFICE, "root")["Location"] == "/admin/"
+    assert AccessAttempt.objects.count() == 0  # nothing counted towards a lockout
+
+
+def test_refused_responses__past_the_rate_limit__sign_ins_succeed_the_next_minute(
+    idp, rogue_idp, password_admin, clock
+):
+    UserFactory(email="bob@example.com")
+    refused = refused_responses(idp, rogue_idp, OFFICE, 25)
+    assert [r.status_code for r in refused] == [403] * 10 + [429] * 15
+    assert password_sign_in(OFFICE, "root")["Location"] == "/admin/"  # never limited
+
+    clock[0] += 60
+
+    bob = from_address(OFFICE)
+    assert sign_in(bob, idp, "bob@example.com").status_code == 302
+    assert signed_in_user_id(bob) is not None
+    assert AccessAttempt.objects.count() == 0
+
+
+def test_callback__past_the_rate_limit__429_page_before_signature_check(idp, rogue_idp, clock):
+    UserFactory(email="alice@example.com")
+    refused_responses(idp, rogue_idp, OFFICE, 10)
+    clock[0] += 15
+    browser = from_address(OFFICE)
 
     with mock.patch(
         "djangosaml2.views.AssertionConsumerServiceView.post", autospec=True
     ) as verification:
         response = sign_in(browser, idp, "alice@example.com")
 
-    assert response.status_code == 429
-    assert response["Retry-After"] == "900"
-    assert "Too many failed sign-ins" in response.content.decode()
     verification.assert_not_called()
+    assert response.status_code == 429
+    assert response["Content-Type"] == "text/html; charset=utf-8"
+    assert {name: response[name] for name in (*RATE_LIMIT_HEADERS, "Retry-After")} == {
+        "RateLimit-Policy": "10;w=60",
+        "RateLimit-Limit": "10",
+        "RateLimit-Remaining": "0",
+        "RateLimit-Reset": "45",
+        "Retry-After": "45",
+    }
+    text = re.sub(r"\s+", " ", response.content.decode())
+    assert "<h1>Too many sign-in attempts</h1>" in text
+    assert "Too many sign-in responses from your address. Try again in 45 seconds." in text
     assert signed_in_user_id(browser) is None
+
+
+def test_callback__rate_limit__per_address(idp, rogue_idp, clock):
+    UserFactory(email="alice@example.com")
+    refused_responses(idp, rogue_idp, OFFICE, 11)
+
+    elsewhere = from_address("203.0.113.5")
+    response = sign_in(elsewhere, idp, "alice@example.com")
+
+    assert response.status_code == 302
+    assert signed_in_user_id(elsewhere) is not None
+
+
+def test_callback__every_answer__rate_limit_headers(idp, clock):
+    UserFactory(email="alice@example.com")
+    browser = from_address(OFFICE)
+
+    first = sign_in(browser, idp, "alice@example.com")
+    clock[0] += 20
+    missing = browser.post("/auth/saml/callback", {})
+
+    assert first.status_code == 302
+    assert {name: first[name] for name in RATE_LIMIT_HEADERS} == {
+        "RateLimit-Policy": "10;w=60",
+        "RateLimit-Limit": "10",
+        "RateLimit-Remaining": "9",
+        "RateLimit-Reset": "60",
+    }
+    assert "Retry-After" not in first
+    assert missing.status_code == 400
+    assert {name: missing[name] for name in RATE_LIMIT_HEADERS} == {
+        "RateLimit-Policy": "10;w=60",
+        "RateLimit-Limit": "10",
+        "RateLimit-Remaining": "8",
+        "RateLimit-Reset": "40",
+    }
+
+
+@pytest.mark.parametrize(
+    ("limit", "statuses"),
+    [
+        pytest.param(2, [403, 403, 429, 429], id="two"),
+        pytest.param(0, [403, 403, 403, 403], id="off"),
+    ],
+)
+def test_callback__rate_limit_setting(idp, rogue_idp, clock, settings, limit, statuses):
+    settings.SAML_CALLBACK_RATE_LIMIT_PER_MINUTE = limit
+
+    refused = refused_responses(idp, rogue_idp, OFFICE, 4)
+
+    assert [r.status_code for r in refused] == statuses
+    assert ("RateLimit-Limit" in refused[0]) is bool(limit)
 
 
 def test_sign_in__forged_responses_naming_a_user__do_not_lock_that_user_out(
@@ -815,24 +968,41 @@ def test_sign_in__forged_responses_naming_a_user__do_not_lock_that_user_out(
     assert signed_in_user_id(alice) is not None
 
 
-def test_sign_in__refusals_of_verified_responses__lock_that_user_only(idp, browser):
-    UserFactory(email="gone@example.com", is_active=False)
+def test_sign_in__refusals_of_verified_responses__counted_in_login_attempts_lock_nobody(idp, clock):
+    gone = UserFactory(email="gone@example.com", is_active=False, login_attempts=0)
     UserFactory(email="bob@example.com")
-    for index in range(5):
-        sign_in(Client(REMOTE_ADDR=f"10.0.9.{index}"), idp, "gone@example.com")
 
-    gone = sign_in(Client(REMOTE_ADDR="10.0.8.1"), idp, "gone@example.com")
-    bob = Client(REMOTE_ADDR="10.0.8.1")
+    refused = [sign_in(from_address(OFFICE), idp, "gone@example.com") for _ in range(6)]
+    bob = from_address(OFFICE)
     signed_in = sign_in(bob, idp, "bob@example.com")
 
-    assert gone.status_code == 429
+    assert [r.status_code for r in refused] == [403] * 6
     assert signed_in.status_code == 302
     assert signed_in_user_id(bob) is not None
+    gone.refresh_from_db()
+    assert gone.login_attempts == 6  # Unleash's loginAttempts, still counted
+    assert AccessAttempt.objects.count() == 0
+
+
+def test_sign_in__password_locked_out_account__saml_sign_in_still_succeeds(
+    idp, password_admin, clock
+):
+    for _ in range(5):
+        password_sign_in(OFFICE, "root@example.com", "wrong")
+    assert password_sign_in(OFFICE, "root@example.com").status_code == 429
+
+    browser = from_address(OFFICE)
+    response = sign_in(browser, idp, "root@example.com")
+
+    # The identity provider verified who this is; the lockout is about guessing passwords.
+    assert response.status_code == 302
+    assert signed_in_user_id(browser) == password_admin.pk
 
 
 def test_pysaml2_is_loaded_only_when_a_saml_url_is_served(tmp_path):
     # pysaml2 with xmlschema costs each server process ~45 MiB: a process that loads the app,
-    # its URLs and the admin, and serves other requests, must not import it.
+    # its URLs and the admin, and serves other requests (the admin's SAML page with the SP
+    # metadata included), must not import it.
     import subprocess
     import sys
 
@@ -850,6 +1020,13 @@ admin.autodiscover()
 get_resolver().url_patterns
 Client().get("/health")
 Client().get("/admin/login/")
+from flagadmin.core.models import Role, User
+admin_user = User.objects.create(username="root", root_role_id=Role.ADMIN)
+signed_in = Client()
+signed_in.force_login(admin_user)
+page = signed_in.get("/admin/auth_saml/samlsettings/")
+download = signed_in.get("/admin/auth_saml/samlsettings/sp-metadata.xml")
+print("admin", page.status_code, download.status_code, b"EntityDescriptor" in download.content)
 print("before", "saml2" in sys.modules)
 Client().get("/auth/saml/metadata")
 print("after", "saml2" in sys.modules)
@@ -866,4 +1043,9 @@ print("after", "saml2" in sys.modules)
     )
 
     assert completed.returncode == 0, completed.stderr[-2000:]
-    assert completed.stdout.split("\n")[-3:] == ["before False", "after True", ""]
+    assert completed.stdout.split("\n")[-4:] == [
+        "admin 200 200 True",
+        "before False",
+        "after True",
+        "",
+    ]

@@ -1,12 +1,14 @@
-"""Sign-in throttling with django-axes, for the Django admin's password form and the SAML
-callback: after SIGNIN_FAILURE_LIMIT failures for one user or from one address, further
-attempts are refused for SIGNIN_LOCKOUT_MINUTES, before any password is hashed or any SAML
-signature checked.
+"""Sign-in throttling with django-axes, for the Django admin's password form: after
+SIGNIN_FAILURE_LIMIT failed passwords for one account from one address, further attempts of
+that account from that address are refused for SIGNIN_LOCKOUT_MINUTES, before any password is
+hashed. The account and the address together (SIGNIN_LOCKOUT_BY), so one person behind an
+office's NAT locks out neither the others there nor the account's owner elsewhere.
 
 Axes runs first among the authentication backends (`SignInThrottleBackend`), so a locked-out
-attempt never reaches ModelBackend's password hasher; the SAML callback asks before its
-signature check. The user's `login_attempts` (Unleash's `loginAttempts`) counts failed
-sign-ins of both kinds and is reset by a successful one.
+attempt never reaches ModelBackend's password hasher. Axes counts password attempts only: a
+SAML response cannot be guessed, and the SAML callback has its own rate limit, per address,
+that locks nobody out (`auth_saml.rate_limit`). The user's `login_attempts` (Unleash's
+`loginAttempts`) counts failed sign-ins of both kinds and is reset by a successful one.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from typing import Any
 
 from axes.backends import AxesStandaloneBackend
 from axes.exceptions import AxesBackendPermissionDenied
-from axes.handlers.proxy import AxesProxyHandler
-from axes.helpers import get_cool_off
+from axes.helpers import get_client_ip_address, get_cool_off
+from django.conf import settings
 from django.db.models import F, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -43,15 +45,18 @@ class SignInThrottleBackend(AxesStandaloneBackend):
             raise
 
 
+def not_a_password_attempt(request: HttpRequest, credentials: dict | None) -> bool:
+    """AXES_WHITELIST_CALLABLE: an attempt without a password (a SAML response, whose
+    `authenticate` carries the verified `session_info`) is neither refused by the lockout nor
+    counted towards one. Without credentials (axes asking about a request alone) it is
+    counted, as axes would."""
+    return credentials is not None and credentials.get("password") is None
+
+
 def username_for_lockout(request: HttpRequest | None, credentials: dict | None) -> str | None:
-    """Who an attempt counts against: the form's username, or the NameID of a SAML response
-    (`session_info` from djangosaml2, or `username` where the callback asks before verifying).
-    Lower-cased: sign-in finds users whatever the case."""
-    credentials = credentials or {}
-    username = credentials.get("username")
-    if not username:
-        name_id = (credentials.get("session_info") or {}).get("name_id")
-        username = getattr(name_id, "text", None)
+    """Who an attempt counts against: the form's username, lower-cased (the admin's form finds
+    users whatever the case)."""
+    username = (credentials or {}).get("username")
     if not username and request is not None and request.method == "POST":
         username = request.POST.get("username")
     if not isinstance(username, str) or not username.strip():
@@ -59,10 +64,10 @@ def username_for_lockout(request: HttpRequest | None, credentials: dict | None) 
     return username.strip().lower()[:255]
 
 
-def is_locked_out(request: HttpRequest, username: str | None) -> bool:
-    """For callers that must refuse before `authenticate` (the SAML callback's signature
-    check costs more than a lookup)."""
-    return not AxesProxyHandler.is_allowed(request, {"username": username})
+def client_address(request: HttpRequest) -> str | None:
+    """The address sign-in counts, for the lockout and the SAML callback's rate limit alike
+    (AXES_CLIENT_IP_CALLABLE: REMOTE_ADDR, or the address trusted proxies forwarded)."""
+    return get_client_ip_address(request)
 
 
 def lockout_message(request: HttpRequest | None) -> str:
@@ -71,10 +76,14 @@ def lockout_message(request: HttpRequest | None) -> str:
         return "Too many failed sign-ins. Ask an administrator of this instance to unlock it."
     minutes = max(1, math.ceil(cool_off.total_seconds() / 60))
     unit = "minute" if minutes == 1 else "minutes"
-    return (
-        "Too many failed sign-ins for this account or from this address. "
-        f"Try again in {minutes} {unit}."
-    )
+    return f"Too many failed sign-ins {_locked_what()}. Try again in {minutes} {unit}."
+
+
+def _locked_what() -> str:
+    """What the lockout is keyed on, in words (SIGNIN_LOCKOUT_BY)."""
+    if settings.AXES_LOCKOUT_PARAMETERS == [["username", "ip_address"]]:
+        return "for this account from this address"
+    return "for this account or from this address"
 
 
 def lockout_page(request: HttpRequest, message: str) -> HttpResponse:
