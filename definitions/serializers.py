@@ -150,6 +150,24 @@ class ContextFieldWithUsageSerializer(ContextFieldSchemaSerializer):
     )
 
 
+class ContextFieldStrategySerializer(serializers.Serializer):
+    id = serializers.CharField(help_text="The strategy's id.")
+    projectId = serializers.CharField(help_text="The project of its flag.")
+    featureName = serializers.CharField(help_text="Its flag.")
+    strategyName = serializers.CharField(help_text="Its type.")
+    environment = serializers.CharField(help_text="Its environment.")
+
+    class Meta:
+        ref_name = None
+
+
+@extend_schema_serializer(component_name="contextFieldStrategiesSchema")
+class ContextFieldStrategiesSchemaSerializer(serializers.Serializer):
+    """The strategies of flags (not archived) with a constraint on a context field."""
+
+    strategies = ContextFieldStrategySerializer(many=True)
+
+
 # --- strategy definitions -----------------------------------------------------------------------
 
 

@@ -27,10 +27,15 @@ STRATEGY_CREATED = "strategy-created"
 STRATEGY_UPDATED = "strategy-updated"
 STRATEGY_DEPRECATED = "strategy-deprecated"
 STRATEGY_REACTIVATED = "strategy-reactivated"
+STRATEGY_DELETED = "strategy-deleted"
 
 CONTEXT_FIELD_IN_USE = (
     "This context field is in use by existing flags. To delete it, first remove its usage from "
     "all flags."
+)
+STRATEGY_IN_USE = (
+    "This strategy type is used by strategies of flags (archived ones included). To delete it, "
+    "first remove those strategies, or deprecate it instead."
 )
 
 
@@ -134,6 +139,47 @@ def delete_context_field(*, name: str, actor: Actor) -> None:
         pre_data = context_field_as_dict(field)
         field.delete()
         record_event(CONTEXT_FIELD_DELETED, actor=actor, pre_data=pre_data)
+
+
+def _change_legal_values(name: str, change, actor: Actor) -> None:
+    """Apply `change` to the field's legal values, recording `context-field-updated` with the
+    whole field before and after, as Unleash does; a change that changes nothing records
+    nothing."""
+    with transaction.atomic():
+        field = ContextField.objects.select_for_update().filter(pk=name).first()
+        if field is None:
+            raise context_field_not_found(name)
+        pre_data = context_field_as_dict(field)
+        field.legal_values = change(list(field.legal_values or []))
+        field.save(update_fields=["legal_values"])
+        record_event(
+            CONTEXT_FIELD_UPDATED,
+            actor=actor,
+            data=context_field_as_dict(field),
+            pre_data=pre_data,
+        )
+
+
+def set_legal_value(*, name: str, legal_value: dict[str, Any], actor: Actor) -> None:
+    """Add a legal value to the field, or replace the one with the same value (its
+    description), as Unleash's `updateLegalValue`. 404 for an unknown field."""
+
+    def change(values: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for index, item in enumerate(values):
+            if item.get("value") == legal_value["value"]:
+                values[index] = legal_value
+                return values
+        return [*values, legal_value]
+
+    _change_legal_values(name, change, actor)
+
+
+def delete_legal_value(*, name: str, value: str, actor: Actor) -> None:
+    """Remove a legal value from the field (one it does not list: nothing changes), as
+    Unleash's `deleteLegalValue`; constraints that use it keep it. 404 for an unknown field."""
+    _change_legal_values(
+        name, lambda values: [item for item in values if item.get("value") != value], actor
+    )
 
 
 def list_context_fields() -> list[dict[str, Any]]:
@@ -251,3 +297,16 @@ def set_strategy_deprecated(*, name: str, deprecated: bool, actor: Actor) -> Non
             strategy.save(update_fields=["deprecated"])
         kind = STRATEGY_DEPRECATED if deprecated else STRATEGY_REACTIVATED
         record_event(kind, actor=actor, data={"name": name})
+
+
+def delete_strategy(*, name: str, actor: Actor) -> None:
+    """Delete a custom strategy type (`strategy-deleted`). 404 for an unknown one, 403
+    `InvalidOperationError` for a built-in one (Unleash: 500), 409 while strategies of flags,
+    archived ones included, are of that type (Unleash deletes it and leaves them naming a type
+    that no longer exists)."""
+    with transaction.atomic():
+        strategy = _editable_strategy(name)
+        if context_field_usage().strategy_type_used(name):
+            raise InUseError(STRATEGY_IN_USE)
+        strategy.delete()
+        record_event(STRATEGY_DELETED, actor=actor, data={"name": name})

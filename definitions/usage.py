@@ -1,5 +1,6 @@
-"""Which flags use a context field: asked of the features app, which registers its answer when
-it loads (`features.apps`), since this app may not import it (the one-way rule)."""
+"""Which flags use a context field or a strategy type: asked of the features app, which
+registers its answer when it loads (`features.apps`), since this app may not import it (the
+one-way rule)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,15 @@ class ContextFieldUsage(Protocol):
         flags, as Unleash's list shows them (`usedInProjects`, `usedInFeatures`)."""
         ...
 
+    def strategies_using(self, context_name: str) -> list[dict[str, str]]:
+        """Those strategies as Unleash lists them: `id`, `projectId`, `featureName`,
+        `strategyName`, `environment`."""
+        ...
+
+    def strategy_type_used(self, strategy_name: str) -> bool:
+        """Whether a strategy of any flag, archived ones included, is of that type."""
+        ...
+
 
 class _Unused:
     def is_used(self, context_name: str) -> bool:
@@ -24,6 +34,12 @@ class _Unused:
 
     def counts(self) -> dict[str, tuple[int, int]]:
         return {}
+
+    def strategies_using(self, context_name: str) -> list[dict[str, str]]:
+        return []
+
+    def strategy_type_used(self, strategy_name: str) -> bool:
+        return False
 
 
 _usage: ContextFieldUsage = _Unused()

@@ -13,9 +13,11 @@ from rest_framework.response import Response
 from definitions.models import ContextField, StrategyDefinition
 from definitions.serializers import (
     ContextFieldSchemaSerializer,
+    ContextFieldStrategiesSchemaSerializer,
     ContextFieldWithUsageSerializer,
     CreateContextFieldSchemaSerializer,
     CreateStrategySchemaSerializer,
+    LegalValueSchemaSerializer,
     NameSchemaSerializer,
     StrategiesSchemaSerializer,
     StrategySchemaSerializer,
@@ -28,13 +30,17 @@ from definitions.services import (
     create_context_field,
     create_strategy,
     delete_context_field,
+    delete_legal_value,
+    delete_strategy,
     list_context_fields,
+    set_legal_value,
     set_strategy_deprecated,
     strategy_as_dict,
     strategy_not_found,
     update_context_field,
     update_strategy,
 )
+from definitions.usage import context_field_usage
 from flagadmin.api.errors import ApiError, NotFoundError
 from flagadmin.api.schema import ErrorSerializer, error_responses
 from flagadmin.api.views import AdminApiMixin
@@ -46,6 +52,7 @@ UPDATE_CONTEXT_FIELD = "UPDATE_CONTEXT_FIELD"
 DELETE_CONTEXT_FIELD = "DELETE_CONTEXT_FIELD"
 CREATE_STRATEGY = "CREATE_STRATEGY"
 UPDATE_STRATEGY = "UPDATE_STRATEGY"
+DELETE_STRATEGY = "DELETE_STRATEGY"
 NONE = "NONE"
 
 VERSION = 1
@@ -58,11 +65,18 @@ STRATEGY_NAME = OpenApiParameter(
 STRATEGY_NAME_ACTION = OpenApiParameter(
     "strategyName", str, OpenApiParameter.PATH, description="A strategy type's name."
 )
+LEGAL_VALUE = OpenApiParameter(
+    "legalValue", str, OpenApiParameter.PATH, description="A legal value of the field."
+)
 NO_BODY = OpenApiResponse(description="This response has no body.")
 CONTEXT_FIELD_CONFLICT = OpenApiResponse(
     response=ErrorSerializer,
     description="A strategy of a flag that is not archived has a constraint on the field "
     "(ConflictError).",
+)
+STRATEGY_IN_USE = OpenApiResponse(
+    response=ErrorSerializer,
+    description="Strategies of flags, archived ones included, are of this type (ConflictError).",
 )
 BUILT_IN_REFUSED = OpenApiResponse(
     response=ErrorSerializer,
@@ -72,7 +86,8 @@ BUILT_IN_REFUSED = OpenApiResponse(
 
 
 class ConflictError(ApiError):
-    """Unleash's 409 for a context field that flags' constraints still name."""
+    """Unleash's 409 for a context field that flags' constraints still name (and this server's
+    for a strategy type that flags' strategies are of)."""
 
     status_code = status.HTTP_409_CONFLICT
     error_name = "ConflictError"
@@ -98,6 +113,7 @@ class ContextFieldViewSet(AdminApiMixin, viewsets.ViewSet):
         "update": UPDATE_CONTEXT_FIELD,
         "destroy": DELETE_CONTEXT_FIELD,
         "validate": UPDATE_CONTEXT_FIELD,
+        "strategies": NONE,
     }
 
     @extend_schema(
@@ -212,6 +228,64 @@ class ContextFieldViewSet(AdminApiMixin, viewsets.ViewSet):
         check_context_field_name_free(body.validated_data["name"])
         return _no_body()
 
+    @extend_schema(
+        operation_id="getStrategiesByContextField",
+        tags=["Strategies"],
+        summary="Get strategies that use a context field",
+        description=(
+            "The strategies of flags that are not archived with a constraint on the field; an "
+            "empty list when the field does not exist, as in Unleash."
+        ),
+        parameters=[CONTEXT_FIELD],
+        responses={200: ContextFieldStrategiesSchemaSerializer, **error_responses()},
+    )
+    def strategies(self, request: Request, contextField: str) -> Response:
+        return Response({"strategies": context_field_usage().strategies_using(contextField)})
+
+
+class LegalValueViewSet(AdminApiMixin, viewsets.ViewSet):
+    """One legal value of a context field at a time."""
+
+    required_permission = UPDATE_CONTEXT_FIELD
+
+    @extend_schema(
+        operation_id="updateContextFieldLegalValue",
+        tags=["Context"],
+        summary="Add or update legal value for the context field",
+        description=(
+            "Adds the legal value, or replaces the description of the one with the same value "
+            "(`context-field-updated`, the whole field before and after). 404 for an unknown "
+            "field. Needs `UPDATE_CONTEXT_FIELD`. 200, no body."
+        ),
+        parameters=[CONTEXT_FIELD],
+        request=LegalValueSchemaSerializer,
+        responses={200: NO_BODY, **error_responses(400, 404, 413, 415)},
+    )
+    def create(self, request: Request, contextField: str) -> Response:
+        body = LegalValueSchemaSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        set_legal_value(
+            name=contextField, legal_value=dict(body.validated_data), actor=request.user
+        )
+        return _no_body()
+
+    @extend_schema(
+        operation_id="deleteContextFieldLegalValue",
+        tags=["Context"],
+        summary="Delete legal value for the context field",
+        description=(
+            "Removes the legal value (one the field does not list: 200, nothing recorded); "
+            "constraints that use it keep it, as in Unleash. 404 for an unknown field. Needs "
+            "`UPDATE_CONTEXT_FIELD`. 200, no body."
+        ),
+        parameters=[CONTEXT_FIELD, LEGAL_VALUE],
+        request=None,
+        responses={200: NO_BODY, **error_responses(404)},
+    )
+    def destroy(self, request: Request, contextField: str, legalValue: str) -> Response:
+        delete_legal_value(name=contextField, value=legalValue, actor=request.user)
+        return _no_body()
+
 
 def _strategy_or_404(name: str) -> StrategyDefinition:
     strategy = StrategyDefinition.objects.filter(pk=name).first()
@@ -229,6 +303,7 @@ class StrategyViewSet(AdminApiMixin, viewsets.ViewSet):
         "retrieve": NONE,
         "create": CREATE_STRATEGY,
         "update": UPDATE_STRATEGY,
+        "destroy": DELETE_STRATEGY,
     }
 
     @extend_schema(
@@ -298,6 +373,33 @@ class StrategyViewSet(AdminApiMixin, viewsets.ViewSet):
         body = UpdateStrategySchemaSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         update_strategy(name=name, fields=dict(body.validated_data), actor=request.user)
+        return _no_body()
+
+    @extend_schema(
+        operation_id="removeStrategy",
+        tags=["Strategies"],
+        summary="Delete a strategy",
+        description=(
+            "Deletes a custom strategy type (`strategy-deleted`). 403 `InvalidOperationError` "
+            "for a built-in one (Unleash answers 500); 409 `ConflictError` while strategies of "
+            "flags, archived ones included, are of this type (Unleash deletes it and leaves "
+            "them naming a type that no longer exists); 404 for an unknown one. Needs "
+            "`DELETE_STRATEGY`. 200, no body."
+        ),
+        parameters=[STRATEGY_NAME],
+        request=None,
+        responses={
+            200: NO_BODY,
+            **error_responses(404),
+            403: BUILT_IN_REFUSED,
+            409: STRATEGY_IN_USE,
+        },
+    )
+    def destroy(self, request: Request, name: str) -> Response:
+        try:
+            delete_strategy(name=name, actor=request.user)
+        except InUseError as error:
+            raise ConflictError(error.message) from None
         return _no_body()
 
 

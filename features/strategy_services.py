@@ -578,6 +578,36 @@ class ConstraintContextFieldUsage:
             for constraints in strategies.values_list("constraints", flat=True).iterator()
         )
 
+    def strategies_using(self, context_name: str) -> list[dict[str, str]]:
+        strategies = self._with_constraints()
+        if connection.features.supports_json_field_contains:
+            strategies = strategies.filter(constraints__contains=[{"contextName": context_name}])
+        rows = strategies.order_by("feature_environment__feature_id", "sort_order", "created_at")
+        fields = (
+            "id",
+            "feature_environment__feature__project_id",
+            "feature_environment__feature_id",
+            "name",
+            "feature_environment__environment_id",
+            "constraints",
+        )
+        return [
+            {
+                "id": str(strategy_id),
+                "projectId": project_id,
+                "featureName": feature_name,
+                "strategyName": name,
+                "environment": environment,
+            }
+            for strategy_id, project_id, feature_name, name, environment, constraints in (
+                rows.values_list(*fields).iterator()
+            )
+            if any(c.get("contextName") == context_name for c in constraints)
+        ]
+
+    def strategy_type_used(self, strategy_name: str) -> bool:
+        return FeatureStrategy.objects.filter(name=strategy_name).exists()
+
     def counts(self) -> dict[str, tuple[int, int]]:
         projects: dict[str, set[str]] = {}
         features: dict[str, set[str]] = {}

@@ -514,3 +514,133 @@ def test_flag_constraint__value_not_legal__400_as_unleash(admin_client, flag, co
     error = assert_error(response, 400, "ValidationError")
     assert [detail["path"] for detail in error["details"]] == [path]
     assert "legal value" in error["message"]
+
+
+# --- legal values one at a time -----------------------------------------------------------------
+
+
+def test_set_legal_value__added_then_replaced_by_value_with_whole_field_events(admin_client):
+    ContextFieldFactory(name="tier", sort_order=5, legal_values=[{"value": "a"}])
+    url = f"{CONTEXT}/tier/legal-values"
+
+    added = send(admin_client, "post", url, {"value": "b", "description": "B"})
+    replaced = send(admin_client, "post", url, {"value": "a", "description": "A2"})
+
+    assert [(r.status_code, r.content) for r in (added, replaced)] == [(200, b"")] * 2
+    field = admin_client.get(f"{CONTEXT}/tier").json()
+    assert (field["legalValues"], field["sortOrder"]) == (
+        [{"value": "a", "description": "A2"}, {"value": "b", "description": "B"}],
+        5,
+    )
+    whole = {
+        "name": "tier",
+        "description": "A custom field",
+        "stickiness": False,
+        "sortOrder": 5,
+        "createdAt": _created_at("tier"),
+    }
+    assert _events("context-field-updated") == [
+        (
+            "admin-tok",
+            {**whole, "legalValues": [{"value": "a"}, {"value": "b", "description": "B"}]},
+            {**whole, "legalValues": [{"value": "a"}]},
+        ),
+        (
+            "admin-tok",
+            {**whole, "legalValues": field["legalValues"]},
+            {**whole, "legalValues": [{"value": "a"}, {"value": "b", "description": "B"}]},
+        ),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("body", "path"),
+    [
+        pytest.param({"description": "x"}, "/body/value", id="no-value"),
+        pytest.param({"value": ""}, "/body/value", id="empty"),
+        pytest.param({"value": "v" * 101}, "/body/value", id="over-100"),
+        pytest.param({"value": 1}, "/body/value", id="not-string"),
+    ],
+)
+def test_set_legal_value__invalid__400(admin_client, body, path):
+    ContextFieldFactory(name="tier")
+
+    response = send(admin_client, "post", f"{CONTEXT}/tier/legal-values", body)
+
+    error = assert_error(response, 400, "ValidationError")
+    assert [detail["path"] for detail in error["details"]] == [path]
+    assert _events("context-field-updated") == []
+
+
+def test_set_legal_value__unknown_field__404(admin_client):
+    response = send(admin_client, "post", f"{CONTEXT}/nope/legal-values", {"value": "b"})
+
+    body = assert_error(response, 404, "NotFoundError")
+    assert body["message"] == "Could not find context field with name nope"
+
+
+def test_set_legal_value__viewer__403(viewer_client):
+    response = send(viewer_client, "post", f"{CONTEXT}/userId/legal-values", {"value": "b"})
+
+    assert assert_error(response, 403, "NoAccessError")["permissions"] == ["UPDATE_CONTEXT_FIELD"]
+
+
+def test_delete_legal_value__removed_others_kept(admin_client):
+    ContextFieldFactory(name="tier", legal_values=[{"value": "a"}, {"value": "b"}])
+
+    response = admin_client.delete(f"{CONTEXT}/tier/legal-values/a")
+
+    assert (response.status_code, response.content) == (200, b"")
+    assert ContextField.objects.get(pk="tier").legal_values == [{"value": "b"}]
+    [(_actor, data, pre_data)] = _events("context-field-updated")
+    assert (data["legalValues"], pre_data["legalValues"]) == (
+        [{"value": "b"}],
+        [{"value": "a"}, {"value": "b"}],
+    )
+
+
+def test_delete_legal_value__not_listed__200_nothing_recorded(admin_client):
+    ContextFieldFactory(name="tier", legal_values=[{"value": "a"}])
+
+    assert admin_client.delete(f"{CONTEXT}/tier/legal-values/zz").status_code == 200
+
+    assert _events("context-field-updated") == []
+
+
+def test_delete_legal_value__unknown_field__404(admin_client):
+    response = admin_client.delete(f"{CONTEXT}/nope/legal-values/a")
+
+    assert_error(response, 404, "NotFoundError")
+
+
+# --- the strategies that use a field ------------------------------------------------------------
+
+
+def test_strategies_of_field__flags_not_archived_only(admin_client, django_assert_max_num_queries):
+    _flag_with_constraint(admin_client, "userId", "one")
+    _flag_with_constraint(admin_client, "userId", "gone")
+    _flag_with_constraint(admin_client, "appName", "other")
+    assert admin_client.delete(f"{FEATURES}/gone").status_code == 202
+    [strategy] = admin_client.get(f"{FEATURES}/one/environments/development/strategies").json()
+
+    with django_assert_max_num_queries(3):
+        response = admin_client.get(f"{CONTEXT}/userId/strategies")
+
+    assert response.status_code == 200
+    assert response.json() == {
+        "strategies": [
+            {
+                "id": strategy["id"],
+                "projectId": "default",
+                "featureName": "one",
+                "strategyName": "default",
+                "environment": "development",
+            }
+        ]
+    }
+
+
+def test_strategies_of_field__unknown_field__200_empty_as_unleash(admin_client):
+    response = admin_client.get(f"{CONTEXT}/nope/strategies")
+
+    assert (response.status_code, response.json()) == (200, {"strategies": []})

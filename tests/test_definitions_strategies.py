@@ -462,3 +462,48 @@ def test_flag_strategy__unknown_strategy__400_nothing_written(admin_client, flag
             '(`GET /api/admin/strategies`). You sent "gate".',
         }
     ]
+
+
+# --- delete -------------------------------------------------------------------------------------
+
+
+def test_delete__custom_unused__200_event(admin_client):
+    StrategyDefinitionFactory(name="gate")
+
+    response = admin_client.delete(f"{STRATEGIES}/gate")
+
+    assert (response.status_code, response.content) == (200, b"")
+    assert not StrategyDefinition.objects.filter(pk="gate").exists()
+    assert _events("strategy-deleted") == [("strategy-deleted", {"name": "gate"}, None)]
+
+
+def test_delete__built_in__403_where_unleash_answers_500(admin_client):
+    # Unleash 8.2: 500 UnknownError "Cannot edit strategy default".
+    body = assert_error(admin_client.delete(f"{STRATEGIES}/default"), 403, "InvalidOperationError")
+
+    assert body["message"] == "Cannot edit strategy default"
+    assert StrategyDefinition.objects.filter(pk="default").exists()
+
+
+def test_delete__used_by_an_archived_flag__409_kept(admin_client, flag):
+    send(admin_client, "post", STRATEGIES, {"name": "gate", "parameters": []})
+    assert send(admin_client, "post", FLAG_STRATEGIES, {"name": "gate"}).status_code == 200
+    assert admin_client.delete(f"{FEATURES}/flag").status_code == 202
+
+    # Unleash deletes it, and the flag's strategy then names a type that no longer exists.
+    body = assert_error(admin_client.delete(f"{STRATEGIES}/gate"), 409, "ConflictError")
+
+    assert body["message"].startswith("This strategy type is used by strategies of flags")
+    assert _events("strategy-deleted") == []
+
+
+def test_delete__unknown__404(admin_client):
+    body = assert_error(admin_client.delete(f"{STRATEGIES}/nope"), 404, "NotFoundError")
+
+    assert body["message"] == "No strategy found"
+
+
+def test_delete__viewer__403(viewer_client):
+    response = viewer_client.delete(f"{STRATEGIES}/default")
+
+    assert assert_error(response, 403, "NoAccessError")["permissions"] == ["DELETE_STRATEGY"]
