@@ -1,6 +1,6 @@
-"""The answer to a sign-in attempt refused by the lockout (`AXES_LOCKOUT_CALLABLE`, and the SAML
-callback's check before its signature check): 429, with the error body every API error has
-under /api/, and `flagadmin.core.signin`'s page elsewhere."""
+"""The answer to a password sign-in refused by the lockout (`AXES_LOCKOUT_CALLABLE`): 429, with
+the error body every API error has under /api/, and `flagadmin.core.signin`'s page elsewhere.
+(The SAML callback has no lockout, only its rate limit: `auth_saml.rate_limit`.)"""
 
 from __future__ import annotations
 
