@@ -8,6 +8,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
+from features.limits import strategy_segments_problem
 from features.regexes import regex_count_problem
 from features.serializers import ConstraintSchemaSerializer
 from features.strategy_serializers import CreateConstraintSchemaSerializer
@@ -15,6 +16,7 @@ from flagadmin.api.errors import ValidationError
 from flagadmin.api.fields import (
     NumberAsStringField,
     StrictCharField,
+    StrictIntegerField,
     StrictListField,
     StrictSerializer,
 )
@@ -130,3 +132,23 @@ class SegmentNameSchemaSerializer(StrictSerializer):
                 f"Your request included the `{path}` property.",
             )
         return attrs
+
+
+@extend_schema_serializer(component_name="updateFeatureStrategySegmentsSchema")
+class UpdateFeatureStrategySegmentsSchemaSerializer(StrictSerializer):
+    """The segments a strategy is to use, all of them: the ones it uses and that are not listed
+    are taken off it."""
+
+    projectId = StrictCharField(help_text="The project of the strategy's flag.")
+    strategyId = StrictCharField(help_text="The strategy's id.")
+    environmentId = StrictCharField(help_text="The environment the strategy is in.")
+    segmentIds = StrictListField(
+        child=StrictIntegerField(min_value=0),
+        help_text="The segments' ids (a repeated one counts once).",
+    )
+
+    def validate_segmentIds(self, value: list[int]) -> list[int]:
+        # Unleash's sentence, as the strategy endpoints give it.
+        if problem := strategy_segments_problem(value):
+            raise ValidationError.for_property("/body/segmentIds", problem)
+        return value

@@ -16,6 +16,7 @@ from features.segment_serializers import (
     SegmentNameSchemaSerializer,
     SegmentsSchemaSerializer,
     SegmentStrategiesSchemaSerializer,
+    UpdateFeatureStrategySegmentsSchemaSerializer,
     UpsertSegmentSchemaSerializer,
 )
 from features.segment_services import (
@@ -27,6 +28,8 @@ from features.segment_services import (
     strategies_using,
     update_segment,
 )
+from features.segment_strategy_services import find_strategy, set_strategy_segments
+from flagadmin.api.errors import NoAccessError
 from flagadmin.api.lookups import id_from_path
 from flagadmin.api.schema import ErrorSerializer, error_responses
 from flagadmin.api.views import AdminApiMixin
@@ -72,6 +75,8 @@ class SegmentViewSet(AdminApiMixin, viewsets.ViewSet):
         "strategies": perms.NONE,
         "by_strategy": perms.NONE,
         "validate": perms.NONE,
+        # UPDATE_FEATURE in the project the body names, checked once the body is read.
+        "update_strategy_segments": perms.NONE,
         "create": perms.CREATE_SEGMENT,
         "update": perms.UPDATE_SEGMENT,
         "destroy": perms.DELETE_SEGMENT,
@@ -209,6 +214,45 @@ class SegmentViewSet(AdminApiMixin, viewsets.ViewSet):
         body.is_valid(raise_exception=True)
         check_name_free(body.validated_data["name"])
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(
+        operation_id="updateFeatureStrategySegments",
+        tags=["Strategies"],
+        summary="Update strategy segments",
+        description=(
+            "Makes the strategy use exactly the segments listed (the ones it used and that are "
+            "not listed are taken off it) and records `feature-strategy-update` with the "
+            "strategy before and after (Unleash 8.2 records nothing, so SDKs do not see the "
+            "change until another one). Needs `UPDATE_FEATURE` in `projectId` (403 otherwise). "
+            "404 when the strategy is not one of an active flag of that project in that "
+            "environment, 400 for a segment that does not exist or belongs to another project "
+            "(Unleash answers 500, or links a strategy of any project), or more segments than "
+            "the limit (`UNLEASH_STRATEGY_SEGMENTS_LIMIT`, 5). 201 with the body and "
+            "`Location: /api/admin/segments/strategies/<strategyId>` (its segments)."
+        ),
+        request=UpdateFeatureStrategySegmentsSchemaSerializer,
+        responses={
+            201: UpdateFeatureStrategySegmentsSchemaSerializer,
+            **error_responses(400, 404, 413, 415),
+        },
+    )
+    def update_strategy_segments(self, request: Request) -> Response:
+        body = UpdateFeatureStrategySegmentsSchemaSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        if not request.user.has_permission(perms.UPDATE_FEATURE, project_id=data["projectId"]):
+            raise NoAccessError(perms.UPDATE_FEATURE)
+        strategy = find_strategy(
+            project_id=data["projectId"],
+            environment=data["environmentId"],
+            strategy_id=data["strategyId"],
+        )
+        set_strategy_segments(strategy=strategy, segment_ids=data["segmentIds"], actor=request.user)
+        return Response(
+            data,
+            status=status.HTTP_201_CREATED,
+            headers={"Location": f"/api/admin/segments/strategies/{strategy.pk}"},
+        )
 
 
 def _uuid_or_none(raw: str) -> str | None:

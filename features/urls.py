@@ -62,6 +62,11 @@ urlpatterns = [
         "segments/validate", SegmentViewSet.as_view({"post": "validate"}), name="segment-validate"
     ),
     path(
+        "segments/strategies",
+        SegmentViewSet.as_view({"post": "update_strategy_segments"}),
+        name="strategy-segments-update",
+    ),
+    path(
         "segments/strategies/<str:strategyId>",
         SegmentViewSet.as_view({"get": "by_strategy"}),
         name="strategy-segments",

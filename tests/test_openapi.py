@@ -187,6 +187,7 @@ UNLEASH_TAGS = {
     "/api/admin/segments/{id}": "Segments",
     "/api/admin/segments/{id}/strategies": "Segments",
     "/api/admin/segments/strategies/{strategyId}": "Segments",
+    "/api/admin/segments/strategies": "Strategies",
     "/api/admin/context": "Context",
     "/api/admin/context/validate": "Context",
     "/api/admin/context/{contextField}": "Context",

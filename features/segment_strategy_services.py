@@ -1,0 +1,98 @@
+"""Which segments a strategy uses, set as a whole (Unleash's `updateFeatureStrategySegments`).
+
+Unleash 8.2 writes the links and nothing else: no event (so SDKs polling by revision keep the old
+state until some other change), no check that the strategy is in the project whose permission it
+asked, and a 500 for an unknown strategy or segment. Here the strategy must be the project's, in
+that environment, of an active flag (404 otherwise); the segments must exist and be usable by
+the project (400); and the change is recorded as any other change of the strategy,
+`feature-strategy-update` with the strategy before and after, in the same transaction.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+
+from django.db import transaction
+
+from features.locks import lock_flag_environment, lock_strategy
+from features.models import Feature, FeatureStrategy, FeatureStrategySegment, Segment
+from features.segment_services import project_segments_problem
+from features.services import tags_of
+from features.strategy_services import FEATURE_STRATEGY_UPDATE, strategy_event_data
+from flagadmin.core.actors import Actor
+from flagadmin.core.audit import record_event
+from flagadmin.core.errors import InvalidInputError, NotFoundError, Problem
+
+# The body's name for the list, which refusals point at.
+FIELD = "segmentIds"
+
+
+def strategy_not_found(strategy_id: str) -> NotFoundError:
+    return NotFoundError(f"Could not find strategy with id {strategy_id}")
+
+
+def find_strategy(*, project_id: str, environment: str, strategy_id: str) -> FeatureStrategy:
+    """The strategy `strategy_id` of an active flag of the project in `environment`; 404
+    otherwise (an id that is no UUID included)."""
+    try:
+        key = uuid.UUID(strategy_id)
+    except ValueError:
+        raise strategy_not_found(strategy_id) from None
+    strategy = (
+        FeatureStrategy.objects.filter(
+            pk=key,
+            feature_environment__environment_id=environment,
+            feature_environment__feature__project_id=project_id,
+            feature_environment__feature__archived_at__isnull=True,
+        )
+        .select_related("feature_environment__feature")
+        .first()
+    )
+    if strategy is None:
+        raise strategy_not_found(strategy_id)
+    return strategy
+
+
+def _check_usable(segment_ids: Sequence[int], project_id: str) -> None:
+    # Locked until the commit: a segment's project cannot change meanwhile (its writer locks it).
+    segments = Segment.objects.select_for_update(no_key=True).filter(pk__in=segment_ids)
+    known = set(segments.order_by("pk").values_list("pk", flat=True))
+    if missing := [segment_id for segment_id in segment_ids if segment_id not in known]:
+        raise InvalidInputError(Problem.of([FIELD], f"names unknown segments: {missing}"))
+    if problem := project_segments_problem(project_id, segment_ids):
+        raise InvalidInputError.at([FIELD], problem)
+
+
+def set_strategy_segments(
+    *, strategy: FeatureStrategy, segment_ids: Sequence[int], actor: Actor
+) -> FeatureStrategy:
+    """Make the strategy use exactly `segment_ids` (a repeated id counts once), under the locks
+    every strategy writer takes (its flag environment, then the strategy); records
+    `feature-strategy-update`, or nothing when they are the ones it uses already."""
+    feature: Feature = strategy.feature_environment.feature
+    environment = strategy.feature_environment.environment_id
+    wanted = list(dict.fromkeys(segment_ids))
+    with transaction.atomic():
+        lock_flag_environment(feature, environment)
+        strategy = lock_strategy(strategy)
+        if set(wanted) == set(strategy.segment_ids):
+            return strategy
+        _check_usable(wanted, feature.project_id)
+        before = strategy_event_data(strategy)
+        FeatureStrategySegment.objects.filter(strategy=strategy).delete()
+        FeatureStrategySegment.objects.bulk_create(
+            [FeatureStrategySegment(strategy=strategy, segment_id=s) for s in wanted]
+        )
+        strategy.segment_ids = wanted
+        record_event(
+            FEATURE_STRATEGY_UPDATE,
+            actor=actor,
+            project=feature.project_id,
+            feature_name=feature.name,
+            environment=environment,
+            data=strategy_event_data(strategy),
+            pre_data=before,
+            tags=tags_of(feature),
+        )
+    return strategy
