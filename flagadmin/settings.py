@@ -386,6 +386,12 @@ SEGMENTS_LIMIT = max(0, int(os.environ.get("UNLEASH_SEGMENTS_LIMIT", "300")))
 # one build). SDKs poll every 15 s by default, so a second's delay is invisible to them and
 # spares the database most of their requests.
 CLIENT_API_REUSE_SECONDS = float(os.environ.get("CLIENT_API_REUSE_SECONDS", "1"))
+# Requests a worker answers from its memory before Django's request handling, by path: each a
+# factory of the function that answers (flagadmin/serving/answered_from_memory.py); {} to have
+# Django handle them like any request.
+ANSWERED_FROM_MEMORY = {
+    "/api/frontend": "frontend_api.middleware.memory_answerer",
+}
 # /api/frontend: the origins whose pages may call it from a browser (CORS), as Unleash's
 # frontend API origins: comma-separated `scheme://host[:port]`, or `*` (the default, as
 # Unleash's) for any. An origin that is not one is refused at start-up.

@@ -13,6 +13,10 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "flagadmin.settings")
 
 application = get_wsgi_application()
 
+from flagadmin.serving.answered_from_memory import AnsweredFromMemory  # noqa: E402
+
+application = AnsweredFromMemory(application)
+
 from flagadmin.core.bootstrap import bootstrap_api_tokens  # noqa: E402  (needs Django set up)
 
 bootstrap_api_tokens()
