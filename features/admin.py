@@ -1,7 +1,8 @@
 """Django admin of flags (environments, tags, lifecycle and dependencies inline, see
-`features.admin_inlines`; the flag's audit events on its page), tag types, tags, segments,
-strategies, and what SDKs report (usage counts, instances). Projects: `overview.admin`, beside
-the read model its list shares with the API.
+`features.admin_inlines`; the flag's audit events on its page; what it does in each environment
+in words, `features.admin_summaries`), tag types, tags, segments, and what SDKs report (usage
+counts, instances). Strategies and their editor: `features.admin_strategies`. Projects:
+`overview.admin`, beside the read model its list shares with the API.
 
 Creating and archiving go through `features.services`, as the API does: a flag added here gets
 its environments, lifecycle stage and `feature-created` event; archiving is an action.
@@ -26,10 +27,11 @@ from features.admin_inlines import (
     FeatureDependencyInline,
     FeatureEnvironmentInline,
     FeatureLifecycleStageInline,
-    FeatureStrategySegmentInline,
     FeatureTagInline,
 )
-from features.limit_forms import FeatureStrategyLimitsForm, SegmentLimitsForm
+from features.admin_strategies import FeatureStrategyAdmin  # noqa: F401 (registers it)
+from features.admin_summaries import environment_summary, strategies_by_environment
+from features.limit_forms import SegmentLimitsForm
 from features.metadata_services import update_flag_page_metadata
 from features.models import (
     ClientInstance,
@@ -37,7 +39,6 @@ from features.models import (
     FeatureDependency,
     FeatureEnvironment,
     FeatureLifecycleStage,
-    FeatureStrategy,
     FeatureTag,
     FeatureUsageBucket,
     Segment,
@@ -49,13 +50,8 @@ from features.services import (
     create_feature,
     delete_archived_feature,
 )
-from features.strategy_services import (
-    add_feature_strategy,
-    delete_feature_strategy,
-    set_feature_environment_enabled,
-    update_feature_strategy,
-)
-from flagadmin.core.admin_audit import AuditedModelAdmin, json_safe
+from features.strategy_services import set_feature_environment_enabled
+from flagadmin.core.admin_audit import AuditedModelAdmin
 from flagadmin.core.admin_filters import ActiveByDefaultFilter
 from flagadmin.core.errors import InvalidOperationError
 from flagadmin.core.models import AuditEvent
@@ -80,7 +76,7 @@ class EnvironmentStateFilter(admin.SimpleListFilter):
     def lookups(self, request, model_admin):
         return [
             (f"{name}:{state}", f"{label} in {name}")
-            for name in _environment_names()
+            for name in model_admin.environments(request)
             for state, label in (("on", "Enabled"), ("off", "Disabled"))
         ]
 
@@ -127,6 +123,24 @@ class FeatureChangeList(ChangeList):
             )
         )
 
+    def get_results(self, request: HttpRequest) -> None:
+        super().get_results(request)
+        # The rollout column: the page's strategies in one more query, summed up per flag.
+        flags = list(self.result_list)
+        strategies = strategies_by_environment(
+            state.pk for flag in flags for state in flag.environment_states
+        )
+        order = {name: index for index, name in enumerate(self.model_admin.environments(request))}
+        for flag in flags:
+            states = sorted(flag.environment_states, key=lambda s: order.get(s.environment_id, 0))
+            flag.rollout_lines = [
+                (
+                    state.environment_id,
+                    environment_summary(state.enabled, strategies.get(state.pk, []), flag.name),
+                )
+                for state in states
+            ]
+
 
 def _environment_column(name: str):
     @admin.display(description=name, boolean=True)
@@ -171,10 +185,13 @@ class FeatureAdmin(AuditedModelAdmin):
     # Adding, editing and archiving go through the services, which record their own events;
     # the inlines record theirs in save_formset, deletion in delete_model.
     audit_type = ""
+    # The core's flag list template with the rollout column's style.
+    change_list_template = "admin/features/feature/flag_change_list.html"
     list_display = [
         "name",
         "project",
         "type",
+        "rollout",
         "lifecycle_stage",
         "tag_list",
         "stale",
@@ -208,14 +225,14 @@ class FeatureAdmin(AuditedModelAdmin):
     def get_list_display(self, request: HttpRequest) -> list:
         # One enabled/disabled column per environment, after the flag's name, project, type.
         columns = list(super().get_list_display(request))
-        environment_columns = [_environment_column(name) for name in self._environments(request)]
+        environment_columns = [_environment_column(name) for name in self.environments(request)]
         return [*columns[:3], *environment_columns, *columns[3:]]
 
     def get_actions(self, request: HttpRequest) -> dict:
         actions = super().get_actions(request)
         # Hard delete only for an archived flag, from its own page (as Unleash): no bulk delete.
         actions.pop("delete_selected", None)
-        for name in self._environments(request):
+        for name in self.environments(request):
             for enabled, verb in ((True, "enable"), (False, "disable")):
                 key = f"{verb}_in_{name}"
                 actions[key] = (
@@ -225,8 +242,9 @@ class FeatureAdmin(AuditedModelAdmin):
                 )
         return actions
 
-    def _environments(self, request: HttpRequest) -> list[str]:
-        # Read once per request: the column list, the actions and the filter all need them.
+    def environments(self, request: HttpRequest) -> list[str]:
+        """The environments' names, in order: read once per request (the columns, the actions,
+        the filter and the rollout column all need them)."""
         if not hasattr(request, "_flag_environments"):
             request._flag_environments = _environment_names()
         return request._flag_environments
@@ -263,6 +281,18 @@ class FeatureAdmin(AuditedModelAdmin):
         if obj is not None and (obj.archived_at is None or obj.dependents.exists()):
             return False
         return super().has_delete_permission(request, obj)
+
+    @admin.display(description="rollout")
+    def rollout(self, obj: Feature) -> str:
+        # Per environment, what the flag does ("50 % by userId, if country IN NO, SE").
+        return (
+            format_html_join(
+                mark_safe("<br>"),
+                '<span class="rollout-line"><span class="nowrap">{}:</span> {}</span>',
+                getattr(obj, "rollout_lines", []),
+            )
+            or "-"
+        )
 
     @admin.display(description="lifecycle", ordering="current_stage")
     def lifecycle_stage(self, obj: Feature) -> str:
@@ -397,83 +427,6 @@ class TagAdmin(AuditedModelAdmin):
     search_fields = ["value"]
     ordering = ["type", "value"]
     fields = ["type", "value"]
-
-
-@admin.register(FeatureStrategy)
-class FeatureStrategyAdmin(AuditedModelAdmin):
-    """Strategies, reached from a flag's environment row."""
-
-    # The services record Unleash's `feature-strategy-*` events (see save_model).
-    audit_type = ""
-
-    list_display = ["id", "flag", "environment", "name", "title", "disabled", "sort_order"]
-    list_select_related = ["feature_environment"]
-    list_filter = ["name", "disabled"]
-    search_fields = ["feature_environment__feature__name", "title"]
-    raw_id_fields = ["feature_environment"]
-    inlines = [FeatureStrategySegmentInline]
-    form = FeatureStrategyLimitsForm  # Unleash's limits (`features.limits`)
-    fields = [
-        "feature_environment",
-        "name",
-        "title",
-        "disabled",
-        "sort_order",
-        "parameters",
-        "constraints",
-        "variants",
-    ]
-
-    def get_readonly_fields(self, request: HttpRequest, obj: FeatureStrategy | None = None):
-        # A strategy belongs to one flag environment for good, as in Unleash.
-        return ["feature_environment"] if obj is not None else []
-
-    def save_model(self, request: HttpRequest, obj: FeatureStrategy, form, change: bool) -> None:
-        """Through the services, as the API: variant weights fixed, the flag turned off when
-        its last enabled strategy is paused, and Unleash's events (so none of the mixin's)."""
-        state = obj.feature_environment
-        definition = {
-            "feature": state.feature,
-            "environment": state.environment_id,
-            "name": obj.name,
-            "parameters": json_safe(obj.parameters),
-            "constraints": json_safe(obj.constraints),
-            "variants": json_safe(obj.variants),
-            "title": obj.title or None,
-            "disabled": obj.disabled,
-            "sort_order": obj.sort_order,
-            "actor": request.user,
-        }
-        if change:
-            current = list(obj.segment_links.values_list("segment_id", flat=True))
-            saved = update_feature_strategy(strategy=obj, segments=current, **definition)
-        else:
-            saved = add_feature_strategy(**definition)
-        # The page's inlines (segments) and its messages use the object as stored.
-        for field in ("id", "parameters", "variants", "sort_order", "created_at"):
-            setattr(obj, field, getattr(saved, field))
-        obj._state.adding = False
-
-    def delete_model(self, request: HttpRequest, obj: FeatureStrategy) -> None:
-        state = obj.feature_environment
-        delete_feature_strategy(
-            feature=state.feature,
-            environment=state.environment_id,
-            strategy=obj,
-            actor=request.user,
-        )
-
-    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[FeatureStrategy]) -> None:
-        for strategy in queryset.select_related("feature_environment__feature"):
-            self.delete_model(request, strategy)
-
-    @admin.display(ordering="feature_environment__feature")
-    def flag(self, obj: FeatureStrategy) -> str:
-        return obj.feature_environment.feature_id
-
-    @admin.display(ordering="feature_environment__environment")
-    def environment(self, obj: FeatureStrategy) -> str:
-        return obj.feature_environment.environment_id
 
 
 @admin.register(Segment)

@@ -1,4 +1,4 @@
-"""The inlines of the flag and strategy admin pages, and how the flag page's inline changes are
+"""The inlines of the flag's admin page, and how the flag page's inline changes are
 saved: each row a flag's page changes goes through the service that records Unleash's event for
 it (as the API would), never a plain formset save."""
 
@@ -10,24 +10,29 @@ from typing import Any
 from django import forms
 from django.contrib import admin
 from django.db import models
-from django.db.models import QuerySet
+from django.db.models import Prefetch, QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
-from django.utils.html import format_html
-from django.utils.http import urlencode
+from django.utils.html import format_html, format_html_join
 
+from features.admin_strategies import add_strategy_page
+from features.admin_summaries import (
+    STRATEGY_ORDER,
+    StrategyView,
+    environment_summary,
+    strategy_summary,
+)
 from features.dependency_services import (
     dependency_problem,
     remove_feature_dependency,
     set_feature_dependency,
 )
-from features.limit_forms import StrategySegmentsFormSet
 from features.models import (
     Feature,
     FeatureDependency,
     FeatureEnvironment,
     FeatureLifecycleStage,
-    FeatureStrategySegment,
+    FeatureStrategy,
     FeatureTag,
     Tag,
 )
@@ -41,27 +46,53 @@ from flagadmin.core.errors import InvalidOperationError, NotFoundError
 
 class FeatureEnvironmentInline(admin.TabularInline):
     """A flag has one row per environment of its project: toggled and given variants here,
-    neither added nor removed (that follows the project's environments)."""
+    neither added nor removed (that follows the project's environments). Each row says what
+    the flag does there and lists its strategies, each a link to the strategy editor."""
 
     model = FeatureEnvironment
     extra = 0
-    fields = ["environment", "enabled", "variants", "last_seen_at", "strategies_link"]
-    readonly_fields = ["environment", "last_seen_at", "strategies_link"]
+    fields = ["environment", "enabled", "rollout", "strategies_link", "variants", "last_seen_at"]
+    readonly_fields = ["environment", "rollout", "strategies_link", "last_seen_at"]
     can_delete = False
 
     def has_add_permission(self, request: HttpRequest, obj: Feature | None = None) -> bool:
         return False
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[FeatureEnvironment]:
-        return super().get_queryset(request).select_related("environment")
+        strategies = FeatureStrategy.objects.order_by(*STRATEGY_ORDER).prefetch_related(
+            "segment_links__segment"
+        )
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("environment")
+            .prefetch_related(Prefetch("strategies", queryset=strategies, to_attr="strategy_rows"))
+        )
+
+    @admin.display(description="rollout")
+    def rollout(self, obj: FeatureEnvironment) -> str:
+        if obj.pk is None:
+            return "-"
+        views = [StrategyView.of(strategy) for strategy in obj.strategy_rows]
+        return environment_summary(obj.enabled, views, obj.feature_id)
 
     @admin.display(description="strategies")
     def strategies_link(self, obj: FeatureEnvironment) -> str:
         if obj.pk is None:
             return "-"
-        url = reverse("admin:features_featurestrategy_changelist")
-        query = urlencode({"feature_environment__id__exact": obj.pk})
-        return format_html('<a href="{}?{}">strategies</a>', url, query)
+        listed = format_html_join(
+            "",
+            '<a class="strategy-link" href="{}">{}</a><br>',
+            (
+                (
+                    reverse("admin:features_featurestrategy_change", args=[strategy.pk]),
+                    strategy_summary(StrategyView.of(strategy), obj.feature_id),
+                )
+                for strategy in obj.strategy_rows
+            ),
+        )
+        add = add_strategy_page(obj.feature_id, obj.environment_id)
+        return format_html('{}<a class="addlink" href="{}">Add a strategy</a>', listed, add)
 
 
 class FeatureTagInline(admin.TabularInline):
@@ -119,13 +150,6 @@ class FeatureDependencyInline(admin.TabularInline):
     formfield_overrides = {models.JSONField: {"form_class": LinesField}}
     verbose_name = "parent dependency"
     verbose_name_plural = "parent dependencies"
-
-
-class FeatureStrategySegmentInline(admin.TabularInline):
-    model = FeatureStrategySegment
-    formset = StrategySegmentsFormSet  # Unleash's limit (`features.limits`)
-    extra = 0
-    fields = ["segment"]
 
 
 # --- saving the flag page's inlines through the services --------------------------------------

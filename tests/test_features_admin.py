@@ -286,6 +286,7 @@ def test_feature_admin__changelist_columns(staff):
         "type",
         "development",
         "production",
+        "rollout",
         "lifecycle",
         "tags",
         "stale",
@@ -296,6 +297,8 @@ def test_feature_admin__changelist_columns(staff):
     page = "".join(row)
     assert 'alt="True"' in page  # development on
     assert 'alt="False"' in page  # production off
+    assert "development:</span> on for everyone" in page  # enabled without a strategy
+    assert "production:</span> off" in page
     assert "initial" in page
     assert "simple:team-0" in page
 

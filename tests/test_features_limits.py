@@ -12,7 +12,7 @@ from django.test import Client
 
 from features.models import FeatureEnvironment, FeatureStrategy, Segment
 from flagadmin.core.models import AuditEvent, Role
-from tests.admin_forms import change_form_data
+from tests.admin_forms import change_form_data, editor_rows
 from tests.conftest import assert_error
 from tests.factories import FeatureStrategyFactory, UserFactory
 
@@ -235,59 +235,54 @@ def test_update_strategy__six_segments__400_and_segments_kept(admin_client, flag
 # --- the Django admin -------------------------------------------------------------------------
 
 
-def _strategy_add_data(flag: FeatureEnvironment, **fields) -> dict:
-    data = {
-        "feature_environment": flag.pk,
-        "name": "default",
-        "sort_order": 0,
-        "parameters": "{}",
-        "constraints": "[]",
-        "variants": "[]",
-        "segment_links-TOTAL_FORMS": 0,
-        "segment_links-INITIAL_FORMS": 0,
-    }
-    data.update(fields)
-    return data
+def _strategy_add_page(staff, flag: FeatureEnvironment):
+    # The flag page's "Add a strategy" link (the strategy editor, features.admin_strategies).
+    query = f"flag={flag.feature_id}&environment={flag.environment_id}"
+    return staff.get(f"/admin/features/featurestrategy/add/?{query}")
+
+
+def _in_rows(count: int) -> list[dict]:
+    """`count` constraints as the editor's rows."""
+    return [{"context_name": "userId", "operator": "IN", "values": "1"}] * count
 
 
 def test_admin_add_strategy__environment_full__form_error_and_nothing_stored(staff, flag, settings):
     settings.FEATURE_ENVIRONMENT_STRATEGIES_LIMIT = 1
     FeatureStrategyFactory(feature_environment=flag)
-
-    response = staff.post("/admin/features/featurestrategy/add/", _strategy_add_data(flag))
-
-    assert response.status_code == 200
-    errors = response.context["adminform"].form.errors
-    assert errors == {"feature_environment": [_exceeds("strategy", 1)]}
-    assert flag.strategies.count() == 1
-
-
-def test_admin_add_strategy__too_many_constraints__form_error(staff, flag):
-    data = _strategy_add_data(flag, constraints=json.dumps([_in(1)] * 31))
+    data = change_form_data(_strategy_add_page(staff, flag), name="default")
 
     response = staff.post("/admin/features/featurestrategy/add/", data)
 
     assert response.status_code == 200
     errors = response.context["adminform"].form.errors
-    assert errors == {"constraints": [_exceeds("constraints", 30)]}
+    assert errors == {"__all__": [_exceeds("strategy", 1)]}
+    assert flag.strategies.count() == 1
+
+
+def test_admin_add_strategy__too_many_constraints__form_error(staff, flag):
+    data = change_form_data(
+        _strategy_add_page(staff, flag), name="default", **editor_rows("constraints", _in_rows(31))
+    )
+
+    response = staff.post("/admin/features/featurestrategy/add/", data)
+
+    assert response.status_code == 200
+    [constraints, _] = response.context["editor_formsets"]
+    assert constraints.non_form_errors() == [_exceeds("constraints", 30)]
     assert not FeatureStrategy.objects.exists()
 
 
-def test_admin_change_strategy__six_segments__formset_error_and_segments_kept(staff, flag):
+def test_admin_change_strategy__six_segments__form_error_and_segments_kept(staff, flag):
     strategy = FeatureStrategyFactory(feature_environment=flag)
     ids = [Segment.objects.create(name=f"segment-{n}").pk for n in range(6)]
     url = f"/admin/features/featurestrategy/{strategy.pk}/change/"
-    data = change_form_data(staff.get(url))
-    data["segment_links-TOTAL_FORMS"] = 6
-    for index, segment_id in enumerate(ids):
-        data[f"segment_links-{index}-segment"] = segment_id
-        data[f"segment_links-{index}-strategy"] = strategy.pk
+    data = change_form_data(staff.get(url), segments=ids)
 
     response = staff.post(url, data)
 
     assert response.status_code == 200
-    formset = response.context["inline_admin_formsets"][0].formset
-    assert formset.non_form_errors() == ["Strategies may not have more than 5 segments"]
+    errors = response.context["adminform"].form.errors
+    assert errors == {"segments": ["Strategies may not have more than 5 segments"]}
     assert not strategy.segment_links.exists()
 
 

@@ -14,7 +14,7 @@ from django.test import Client
 
 from features.models import FeatureEnvironment, FeatureStrategy, Segment
 from flagadmin.core.models import AuditEvent, Role
-from tests.admin_forms import change_form_data
+from tests.admin_forms import change_form_data, editor_rows
 from tests.conftest import assert_error
 from tests.factories import (
     FeatureEnvironmentFactory,
@@ -329,12 +329,17 @@ def test_admin_pause_last_strategy__environment_turned_off(staff):
     assert _event_types(before) == ["feature-strategy-update", "feature-environment-disabled"]
 
 
+def _variant_row(name: str, percent: str, weight_type: str) -> dict:
+    # A variant as the strategy editor's row: its weight in percent.
+    return {"name": name, "weight": percent, "weight_type": weight_type, "stickiness": "default"}
+
+
 def test_admin_variants__weights_fixed_and_sorted(staff):
     strategy = _admin_strategy()
     url = f"/admin/features/featurestrategy/{strategy.pk}/change/"
-    sent = [_variant("b", 0, "variable"), _variant("a", 100, "fix")]
+    sent = [_variant_row("b", "0", "variable"), _variant_row("a", "10", "fix")]
 
-    response = staff.post(url, change_form_data(staff.get(url), variants=json.dumps(sent)))
+    response = staff.post(url, change_form_data(staff.get(url), **editor_rows("variants", sent)))
 
     assert response.status_code == 302, response.content.decode()[:3000]
     strategy.refresh_from_db()
@@ -344,9 +349,9 @@ def test_admin_variants__weights_fixed_and_sorted(staff):
 def test_admin_variants__no_variable__refused_on_the_page(staff):
     strategy = _admin_strategy()
     url = f"/admin/features/featurestrategy/{strategy.pk}/change/"
-    sent = [_variant("a", 100, "fix")]
+    sent = [_variant_row("a", "10", "fix")]
 
-    response = staff.post(url, change_form_data(staff.get(url), variants=json.dumps(sent)))
+    response = staff.post(url, change_form_data(staff.get(url), **editor_rows("variants", sent)))
 
     assert response.status_code == 200
     assert escape('must contain at least one "variable" variant') in response.content.decode()
