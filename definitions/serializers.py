@@ -120,7 +120,9 @@ class NameSchemaSerializer(StrictSerializer):
 
 class LegalValueResponseSerializer(serializers.Serializer):
     value = serializers.CharField(help_text="The valid value.")
-    description = serializers.CharField(required=False, help_text="What the value means.")
+    description = serializers.CharField(
+        required=False, allow_null=True, help_text="What the value means."
+    )
 
     class Meta:
         ref_name = None
@@ -238,7 +240,7 @@ class UpdateStrategySchemaSerializer(StrategyFields):
 class StrategyParameterResponseSerializer(serializers.Serializer):
     name = serializers.CharField()
     type = serializers.CharField()
-    description = serializers.CharField(required=False)
+    description = serializers.CharField(required=False, allow_null=True)
     required = serializers.BooleanField(required=False)
 
     class Meta:
@@ -258,7 +260,7 @@ class StrategySchemaSerializer(serializers.Serializer):
     title = serializers.CharField(allow_null=True, help_text="An optional title.")
 
 
-@extend_schema_serializer(component_name="strategiesSchema")
+@extend_schema_serializer(component_name="strategiesSchema", many=False)
 class StrategiesSchemaSerializer(serializers.Serializer):
     """Every strategy type, by sort order then name."""
 
