@@ -4,9 +4,11 @@ SDKs poll it every few seconds and nearly always get a 304. When the worker has 
 token up lately and keeps a current body for the query (client_api/authentication.py,
 client_api/selectors.py), the answer needs neither the database nor Django's session, CSRF,
 auth and messages middleware, nor DRF's dispatch: this answers it here, with the headers the
-whole stack would give it. Anything else (no token or an unknown one, a query to refuse, a body
-to build, an If-None-Match naming another state, which must be revalidated) goes on to the view,
-which answers as it always does. Figures: docs/client-payload.md.
+whole stack would give it. Anything else (no token or an unknown one, a query or an
+`Unleash-Client-Spec` header to refuse, a body to build, an If-None-Match naming another state,
+which must be revalidated) goes on to the view, which answers as it always does. The header
+chooses the body's shape, as in the view (segments inlined, or listed once for SDKs of client
+specification 4.2 or later). Figures: docs/client-payload.md.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseNotModified
 from client_api.authentication import remembered_client
 from client_api.selectors import kept_body
 from client_api.serializers import parse_feature_filter
-from client_api.views import etag_matches
+from client_api.views import announces_segments, etag_matches
 from flagadmin.api.errors import ApiError
 from flagadmin.core.tokens import token_from_header
 
@@ -62,6 +64,7 @@ class ClientFeaturesFromMemoryMiddleware:
         if client is None:
             return None
         try:
+            segments = announces_segments(request.META.get("HTTP_UNLEASH_CLIENT_SPEC"))
             narrowed = parse_feature_filter(request.GET)
         except ApiError:
             return None  # the view refuses it, with the error body
@@ -70,6 +73,7 @@ class ClientFeaturesFromMemoryMiddleware:
             environment=client.environment,
             revision=client.revision,
             narrowed=narrowed,
+            segments=segments,
         )
         if found is None:
             return None

@@ -15,6 +15,12 @@ worker, rebuilt by one request at a time. Design and measurements: docs/client-p
 - A request that must not go back (its SDK holds an ETag other than ours, maybe from another
   worker) asks with `since`: a provisional body built before it arrived is rebuilt.
 
+Two shapes, as Unleash 8.2 sends them: segments' constraints inlined into the strategies that use
+them (the default), or, for SDKs that announce client specification 4.2 or later, strategies
+naming their segments by id (`segments`) and the segments in use listed once at the top level.
+Each shape is a body of its own, kept under its own key, with its own ETag (its query says
+`inlineSegmentConstraints`, which the ETag hashes).
+
 The ETag is the query's hash and the flags' hash only, not the revision: any audited write (an
 API token created, a user signed in) moves the revision, and a rebuild that finds the same flags
 must keep the ETag so that SDKs keep their 304s. The revision the body was built at is in its
@@ -130,16 +136,31 @@ def _is_current(found: ClientFeaturesBody, revision: int, since: float | None) -
     return since is None or not found.provisional or found.built_at >= since
 
 
+def _key(
+    projects: tuple[str, ...], environment: str, narrowed: FeatureFilter, segments: bool
+) -> tuple[object, ...]:
+    """Where a body is kept: the shape with segments at the top level has a key of its own."""
+    key: tuple[object, ...] = (projects, environment, narrowed)
+    return (*key, SEGMENTS_SHAPE) if segments else key
+
+
+# The last part of the key of a body in the shape with segments at the top level.
+SEGMENTS_SHAPE = "segments"
+
+
 def kept_body(
     *,
     projects: tuple[str, ...],
     environment: str,
     revision: int,
     narrowed: FeatureFilter = EVERY_FLAG,
+    segments: bool = False,
 ) -> ClientFeaturesBody | None:
     """The body `client_features` would answer with when this worker keeps it current, without
     touching the database; None when it would have to build or wait."""
-    found = _cache.get((effective_projects(projects, narrowed), environment, narrowed))
+    found = _cache.get(
+        _key(effective_projects(projects, narrowed), environment, narrowed, segments)
+    )
     return found if found is not None and _is_current(found, revision, None) else None
 
 
@@ -150,15 +171,18 @@ def client_features(
     revision: int,
     narrowed: FeatureFilter = EVERY_FLAG,
     since: float | None = None,
+    segments: bool = False,
 ) -> ClientFeaturesBody:
     """The serialized body for the token's projects and environment, narrowed by the SDK's
     query: this worker's when it is current for `revision`, else rebuilt. `since` (a `now()`):
     the caller must get what was committed before then, so a provisional body built earlier
-    will not do, nor the body another request is still building."""
+    will not do, nor the body another request is still building. `segments`: the shape for
+    SDKs of client specification 4.2 or later (segments at the top level, see the module's
+    doc); by default they are inlined."""
     arrived = now() if since is None else since
     projects = effective_projects(projects, narrowed)
     # The filter whole: `?project=*` filters nothing but is echoed.
-    key = (projects, environment, narrowed)
+    key = _key(projects, environment, narrowed, segments)
     found = _cache.get(key)
     if found is not None and _is_current(found, revision, since):
         return found
@@ -174,7 +198,10 @@ def client_features(
             # Built while this request waited, from a snapshot taken after it arrived: as
             # new as one it would build (even provisional, with CLIENT_API_REUSE_SECONDS 0).
             return found
-        return _keep(key, _build(projects=projects, environment=environment, narrowed=narrowed))
+        built = _build(
+            projects=projects, environment=environment, narrowed=narrowed, segments=segments
+        )
+        return _keep(key, built)
     finally:
         builder.release()
 
@@ -186,13 +213,16 @@ def effective_projects(projects: tuple[str, ...], narrowed: FeatureFilter) -> tu
 
 
 def _build(
-    *, projects: tuple[str, ...], environment: str, narrowed: FeatureFilter
+    *, projects: tuple[str, ...], environment: str, narrowed: FeatureFilter, segments: bool
 ) -> ClientFeaturesBody:
     built_at = now()
     with read_snapshot():
         revision, provisional = _revision_in_snapshot()
-        features = client_feature_list(
-            projects=projects, environment=environment, narrowed=narrowed
+        features, in_use = _client_features_and_segments(
+            projects=projects,
+            environment=environment,
+            narrowed=narrowed,
+            inline_segments=not segments,
         )
     # Unleash's keys, in its order; absent when not asked for.
     query: dict[str, Any] = {}
@@ -202,10 +232,16 @@ def _build(
         query["project"] = list(projects)
     if narrowed.name_prefix is not None:
         query["namePrefix"] = narrowed.name_prefix
-    query.update(environment=environment, inlineSegmentConstraints=True)
+    query.update(environment=environment, inlineSegmentConstraints=not segments)
     query_hash = hashlib.sha256(json.dumps(query, sort_keys=True).encode()).hexdigest()[:8]
     content = json.dumps(features, separators=(",", ":"), ensure_ascii=False)
-    content_hash = hashlib.sha256(content.encode()).hexdigest()[:16]
+    # Unleash's order: the segments between the query and the meta.
+    listed = (
+        ',"segments":' + json.dumps(in_use, separators=(",", ":"), ensure_ascii=False)
+        if segments
+        else ""
+    )
+    content_hash = hashlib.sha256((content + listed).encode()).hexdigest()[:16]
     etag = f'"{query_hash}:{content_hash}"'
     meta = {"revisionId": revision, "etag": etag, "queryHash": query_hash}
     body = (
@@ -213,6 +249,7 @@ def _build(
         + content
         + ',"query":'
         + json.dumps(query, separators=(",", ":"), ensure_ascii=False)
+        + listed
         + ',"meta":'
         + json.dumps(meta, separators=(",", ":"))
         + "}"
@@ -242,20 +279,38 @@ def _revision_in_snapshot() -> tuple[int, bool]:
 
 
 def client_feature_list(
-    *, projects: tuple[str, ...], environment: str, narrowed: FeatureFilter = EVERY_FLAG
+    *,
+    projects: tuple[str, ...],
+    environment: str,
+    narrowed: FeatureFilter = EVERY_FLAG,
+    inline_segments: bool = True,
 ) -> list[dict[str, Any]]:
     """The active flags of `projects` (`*`: all) as `clientFeatureSchema`, by name, each with
     its state and enabled strategies in `environment`; segments' constraints are inlined into
-    the strategies' (as Unleash does with `inlineSegmentConstraints`). `narrowed`'s tags and
-    name prefix keep only the flags with one of the tags and a name that starts with it. Five
-    queries whatever the number of flags, in one snapshot."""
+    the strategies' (as Unleash does with `inlineSegmentConstraints`), or, without
+    `inline_segments`, a strategy that uses segments names them (`segments`, their ids in
+    order). `narrowed`'s tags and name prefix keep only the flags with one of the tags and a
+    name that starts with it. At most six queries whatever the number of flags, in one snapshot."""
     with read_snapshot():
-        return _client_feature_list(projects=projects, environment=environment, narrowed=narrowed)
+        features, _ = _client_features_and_segments(
+            projects=projects,
+            environment=environment,
+            narrowed=narrowed,
+            inline_segments=inline_segments,
+        )
+    return features
 
 
-def _client_feature_list(
-    *, projects: tuple[str, ...], environment: str, narrowed: FeatureFilter
-) -> list[dict[str, Any]]:
+def _client_features_and_segments(
+    *,
+    projects: tuple[str, ...],
+    environment: str,
+    narrowed: FeatureFilter,
+    inline_segments: bool,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The flags as `client_feature_list` gives them, and the segments in use (those that a
+    strategy of any flag, environment or project uses: Unleash's `getActiveForClient`) by
+    name, each as `{id, name, constraints}`."""
     # An archived project holds no active flag (its archive is refused while it does); a flag
     # that slipped in meanwhile must still not reach an SDK.
     flags = Feature.objects.filter(archived_at__isnull=True, project__archived_at__isnull=True)
@@ -295,14 +350,20 @@ def _client_feature_list(
             "id", "feature_environment_id", "name", "constraints", "parameters", "variants"
         )
     )
-    segment_constraints = _segment_constraints_by_strategy()
+    segment_ids, in_use = _segments_by_strategy()
     for strategy_id, env_id, name, constraints, parameters, variants in strategy_rows:
-        strategy: dict[str, Any] = {
-            "name": name,
-            "constraints": list(constraints) + segment_constraints.get(strategy_id, []),
-            "parameters": parameters,
-            "variants": variants,
-        }
+        used = segment_ids.get(strategy_id, [])
+        strategy: dict[str, Any] = {"name": name}
+        if inline_segments:
+            strategy["constraints"] = list(constraints) + [
+                constraint for segment_id in used for constraint in in_use[segment_id][1]
+            ]
+        else:
+            strategy["constraints"] = constraints
+        strategy["parameters"] = parameters
+        strategy["variants"] = variants
+        if used and not inline_segments:
+            strategy["segments"] = sorted(used)
         strategies_by_env[env_id].append(strategy)
     dependencies: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for child, parent, enabled, variants in FeatureDependency.objects.filter(
@@ -327,19 +388,32 @@ def _client_feature_list(
         if name in dependencies:
             feature["dependencies"] = dependencies[name]
         result.append(feature)
-    return result
+    listed = sorted(in_use.items(), key=lambda item: (item[1][0], item[0]))
+    segments = [
+        {"id": segment_id, "name": name, "constraints": constraints}
+        for segment_id, (name, constraints) in listed
+    ]
+    return result, segments
 
 
-def _segment_constraints_by_strategy() -> dict[Any, list[dict[str, Any]]]:
-    links = list(FeatureStrategySegment.objects.values_list("strategy_id", "segment_id"))
-    if not links:
-        return {}
-    constraints = dict(
-        Segment.objects.filter(pk__in={segment for _, segment in links}).values_list(
-            "id", "constraints"
-        )
+def _segments_by_strategy() -> tuple[
+    dict[Any, list[int]], dict[int, tuple[str, list[dict[str, Any]]]]
+]:
+    """The segment ids of each strategy (in the links' order), and the segments any strategy
+    uses, `id: (name, constraints)`."""
+    links = list(
+        FeatureStrategySegment.objects.order_by("id").values_list("strategy_id", "segment_id")
     )
-    by_strategy: dict[Any, list[dict[str, Any]]] = defaultdict(list)
+    if not links:
+        return {}, {}
+    in_use = {
+        segment_id: (name, constraints)
+        for segment_id, name, constraints in Segment.objects.filter(
+            pk__in={segment for _, segment in links}
+        ).values_list("id", "name", "constraints")
+    }
+    by_strategy: dict[Any, list[int]] = defaultdict(list)
     for strategy_id, segment_id in links:
-        by_strategy[strategy_id].extend(constraints.get(segment_id, []))
-    return by_strategy
+        if segment_id in in_use:
+            by_strategy[strategy_id].append(segment_id)
+    return by_strategy, in_use

@@ -112,6 +112,20 @@ class ClientStrategySchemaSerializer(serializers.Serializer):
     constraints = ConstraintSchemaSerializer(many=True)
     parameters = serializers.DictField(child=serializers.CharField())
     variants = StrategyVariantSchemaSerializer(many=True)
+    segments = serializers.ListField(
+        child=serializers.IntegerField(),
+        required=False,
+        help_text="For SDKs of client specification 4.2 or later: the ids of the segments the "
+        "strategy uses (listed in the body's `segments`), in order; absent when it uses none. "
+        "Earlier ones get their constraints inlined into `constraints` instead.",
+    )
+
+
+@extend_schema_serializer(component_name="clientSegmentSchema")
+class ClientSegmentSchemaSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    constraints = ConstraintSchemaSerializer(many=True)
 
 
 @extend_schema_serializer(component_name="clientFeatureSchema")
@@ -122,7 +136,9 @@ class ClientFeatureSchemaSerializer(serializers.Serializer):
     project = serializers.CharField()
     stale = serializers.BooleanField()
     strategies = ClientStrategySchemaSerializer(
-        many=True, help_text="Enabled strategies, segment constraints inlined."
+        many=True,
+        help_text="Enabled strategies: segments' constraints inlined, or (client specification "
+        "4.2 or later) the segments named by id.",
     )
     variants = VariantSchemaSerializer(many=True)
     description = serializers.CharField(allow_null=True)
@@ -162,6 +178,12 @@ class ClientFeaturesSchemaSerializer(serializers.Serializer):
     version = serializers.IntegerField()
     features = ClientFeatureSchemaSerializer(many=True)
     query = ClientFeaturesQuerySchemaSerializer()
+    segments = ClientSegmentSchemaSerializer(
+        many=True,
+        required=False,
+        help_text="For SDKs of client specification 4.2 or later: every segment a strategy "
+        "uses (of any flag, project or environment, as Unleash lists them), by name.",
+    )
     meta = ClientFeaturesMetaSchemaSerializer()
 
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from django.conf import settings
 from django.http import HttpResponse, HttpResponseNotModified
 from django.utils.http import parse_etags
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -32,6 +33,7 @@ from flagadmin.api.errors import (
     ContentTypeError,
     LengthRequiredError,
     NotFoundError,
+    ValidationError,
 )
 from flagadmin.api.schema import error_responses
 from flagadmin.api.views import BODY_METHODS, NoRouteMixin
@@ -48,6 +50,53 @@ def etag_matches(if_none_match: str | None, etag: str) -> bool:
         candidate == "*" or candidate.removeprefix("W/") == etag
         for candidate in parse_etags(if_none_match)
     )
+
+
+# Unleash's client specification: SDKs send the version they implement in this header, and
+# from 4.2 on they resolve segments by id (Unleash's ClientSpecService).
+CLIENT_SPEC_HEADER = "Unleash-Client-Spec"
+SEGMENTS_SPEC = (4, 2, 0)
+# A semantic version as node-semver reads one strictly, in its canonical form (no `v`, no
+# leading zeros), the parts within JavaScript's safe integers.
+STRICT_SEMVER_RE = re.compile(
+    r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+    r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
+    r"(?:\+[0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*)?"
+)
+MAX_SAFE_INTEGER = 2**53 - 1
+CLIENT_SPEC = OpenApiParameter(
+    CLIENT_SPEC_HEADER,
+    str,
+    OpenApiParameter.HEADER,
+    required=False,
+    description=(
+        "The client specification the SDK implements (a semantic version, e.g. `5.2.0`). From "
+        "`4.2.0` on, as Unleash 8.2: strategies name their segments by id (`segments`) and the "
+        "segments in use are listed once at the top level; before, or without the header, "
+        "their constraints are inlined into the strategies'. Not a semantic version: 400."
+    ),
+)
+
+
+def announces_segments(header: str | None) -> bool:
+    """Whether an SDK's `Unleash-Client-Spec` header asks for segments by id (4.2.0 or later,
+    a pre-release of 4.2.0 being earlier), as Unleash's `requestSupportsSpec(req, 'segments')`
+    decides; 400 with Unleash's messages for a value that is no strict semantic version."""
+    version = (header or "").strip()
+    if not version:
+        return False
+    matched = STRICT_SEMVER_RE.fullmatch(version)
+    numbers = tuple(int(part) for part in matched.groups()[:3]) if matched else ()
+    if not numbers or max(numbers) > MAX_SAFE_INTEGER:
+        kind = "SemVer" if version[0].isdigit() else "prefix"
+        message = f'Invalid {kind} in the {CLIENT_SPEC_HEADER} header: "{version}".'
+        raise ValidationError(message, details=[{"message": message}])
+    prerelease = matched.group(4) is not None
+    return numbers > SEGMENTS_SPEC or (numbers == SEGMENTS_SPEC and not prerelease)
+
+
+def _segments_asked(request: Request) -> bool:
+    return announces_segments(request.META.get("HTTP_UNLEASH_CLIENT_SPEC"))
 
 
 class ClientApiView(APIView):
@@ -94,9 +143,11 @@ class ClientFeaturesView(ClientApiView):
             "request whose `If-None-Match` carries it gets 304 Not Modified while nothing "
             "changed. Client tokens only: admin and personal tokens get 403. `tag`, `project` "
             "(for a token of every project) and `namePrefix` narrow the flags, as Unleash's "
-            "SDK options do; other parameters are ignored."
+            "SDK options do; other parameters are ignored. SDKs that announce client "
+            "specification 4.2 or later (`Unleash-Client-Spec`) get segments at the top level "
+            "(`segments`) and strategies naming them by id: a body and an ETag of its own."
         ),
-        parameters=CLIENT_FEATURES_QUERY,
+        parameters=[*CLIENT_FEATURES_QUERY, CLIENT_SPEC],
         responses={
             200: OpenApiResponse(
                 ClientFeaturesSchemaSerializer, description="clientFeaturesSchema"
@@ -108,12 +159,15 @@ class ClientFeaturesView(ClientApiView):
     def get(self, request: Request) -> HttpResponse:
         arrived = selectors.now()
         client: ClientPrincipal = request.user
+        # The header first, as Unleash reads it before the query.
+        segments = _segments_asked(request)
         narrowed = parse_feature_filter(request.query_params)
         found = client_features(
             projects=client.projects,
             environment=client.environment,
             revision=client.revision,
             narrowed=narrowed,
+            segments=segments,
         )
         if_none_match = request.META.get("HTTP_IF_NONE_MATCH")
         if if_none_match and not etag_matches(if_none_match, found.etag):
@@ -125,6 +179,7 @@ class ClientFeaturesView(ClientApiView):
                 revision=current_revision(),
                 narrowed=narrowed,
                 since=arrived,
+                segments=segments,
             )
         if etag_matches(if_none_match, found.etag):
             response = HttpResponseNotModified()
@@ -142,9 +197,12 @@ class ClientFeatureView(ClientApiView):
         description=(
             "One flag of the token's projects as `GET /api/client/features` gives it, in the "
             "token's environment; 404 for a flag that is not there (archived, another "
-            "project, no such flag). The same query parameters narrow it. Client tokens only."
+            "project, no such flag). The same query parameters narrow it, and the same "
+            "`Unleash-Client-Spec` header decides how its strategies carry their segments (the "
+            "segments themselves are listed by `GET /api/client/features` only, as Unleash "
+            "answers). Client tokens only."
         ),
-        parameters=CLIENT_FEATURES_QUERY,
+        parameters=[*CLIENT_FEATURES_QUERY, CLIENT_SPEC],
         responses={
             200: OpenApiResponse(ClientFeatureSchemaSerializer, description="clientFeatureSchema"),
             **error_responses(400, 404),
@@ -152,11 +210,13 @@ class ClientFeatureView(ClientApiView):
     )
     def get(self, request: Request, featureName: str) -> Response:
         client: ClientPrincipal = request.user
+        segments = _segments_asked(request)
         narrowed = parse_feature_filter(request.query_params)
         flags = client_feature_list(
             projects=effective_projects(client.projects, narrowed),
             environment=client.environment,
             narrowed=replace(narrowed, name_prefix=featureName),
+            inline_segments=not segments,
         )
         for flag in flags:
             if flag["name"] == featureName:
