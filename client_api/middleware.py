@@ -89,3 +89,13 @@ class ClientFeaturesFromMemoryMiddleware:
         for name, value in self.headers.items():
             response[name] = value
         return response
+
+
+def memory_answerer() -> Callable[[HttpRequest], HttpResponse | None]:
+    """What `ANSWERED_FROM_MEMORY` names for `/api/client/features`: this middleware's answer
+    from memory (`flagadmin.serving.answered_from_memory`)."""
+    return ClientFeaturesFromMemoryMiddleware(_not_reached).from_memory
+
+
+def _not_reached(request: HttpRequest) -> HttpResponse:
+    raise AssertionError("from_memory never passes a request on")

@@ -391,6 +391,7 @@ CLIENT_API_REUSE_SECONDS = float(os.environ.get("CLIENT_API_REUSE_SECONDS", "1")
 # Django handle them like any request.
 ANSWERED_FROM_MEMORY = {
     "/api/frontend": "frontend_api.middleware.memory_answerer",
+    "/api/client/features": "client_api.middleware.memory_answerer",
 }
 # /api/frontend: the origins whose pages may call it from a browser (CORS), as Unleash's
 # frontend API origins: comma-separated `scheme://host[:port]`, or `*` (the default, as

@@ -4,6 +4,7 @@ for byte, and whatever cannot be answered so goes on to Django unchanged."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -12,6 +13,7 @@ from django.core.signals import request_finished, request_started
 from django.db import close_old_connections, connection
 from django.test import RequestFactory
 
+from client_api.middleware import memory_answerer as client_memory_answerer
 from flagadmin.core.models import TokenType
 from flagadmin.serving.answered_from_memory import AnsweredFromMemory
 from frontend_api.middleware import memory_answerer
@@ -181,10 +183,53 @@ def test_answered_from_memory__an_answer_that_read_the_database__finished_as_a_r
     assert signals_sent == ["finished"]
 
 
-def test_answered_from_memory__built_from_the_setting(settings):
-    settings.ANSWERED_FROM_MEMORY = {FRONTEND: "frontend_api.middleware.memory_answerer"}
-
+def test_answered_from_memory__built_from_the_setting():
     application = AnsweredFromMemory(WSGIHandler())
 
-    assert list(application.answerers) == [FRONTEND]
-    assert callable(application.answerers[FRONTEND])
+    assert sorted(application.answerers) == ["/api/client/features", FRONTEND]
+    assert all(callable(answerer) for answerer in application.answerers.values())
+
+
+# --- GET /api/client/features -------------------------------------------------------------------
+
+CLIENT_FEATURES = "/api/client/features"
+
+
+@pytest.fixture
+def client_token(admin_client, settings) -> str:
+    settings.CLIENT_API_REUSE_SECONDS = 60
+    response = admin_client.post(
+        "/api/admin/projects/default/features",
+        json.dumps({"name": "checkout"}),
+        content_type="application/json",
+    )
+    assert response.status_code == 201
+    return make_token(TokenType.CLIENT, projects=["*"], environment="development")[1]
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        pytest.param({}, id="plain"),
+        pytest.param({"HTTP_UNLEASH_CLIENT_SPEC": "5.2.0"}, id="segments-listed"),
+        pytest.param({"HTTP_IF_NONE_MATCH": "etag"}, id="if-none-match"),
+    ],
+)
+def test_answered_from_memory__client_features__the_whole_stack_s_answer(
+    client_token, signals_sent, headers
+):
+    django = WSGIHandler()
+    application = AnsweredFromMemory(django, {CLIENT_FEATURES: client_memory_answerer()})
+    first = answer(django, environ(CLIENT_FEATURES, HTTP_AUTHORIZATION=client_token))
+    etag = dict(first[1])["ETag"]
+    if headers.get("HTTP_IF_NONE_MATCH"):
+        headers = {"HTTP_IF_NONE_MATCH": etag}
+    asked = environ(CLIENT_FEATURES, HTTP_AUTHORIZATION=client_token, **headers)
+
+    by_django = answer(django, asked)
+    signals_sent.clear()
+    from_memory = answer(application, asked)
+
+    assert signals_sent == []
+    assert from_memory == by_django
+    assert by_django[0] == ("304 Not Modified" if "HTTP_IF_NONE_MATCH" in headers else "200 OK")
