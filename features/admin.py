@@ -288,7 +288,7 @@ class FeatureAdmin(AuditedModelAdmin):
         return (
             format_html_join(
                 mark_safe("<br>"),
-                '<span class="rollout-line"><span class="nowrap">{}:</span> {}</span>',
+                '<span class="rollout-line">{}: {}</span>',
                 getattr(obj, "rollout_lines", []),
             )
             or "-"

@@ -297,8 +297,9 @@ def test_feature_admin__changelist_columns(staff):
     page = "".join(row)
     assert 'alt="True"' in page  # development on
     assert 'alt="False"' in page  # production off
-    assert "development:</span> on for everyone" in page  # enabled without a strategy
-    assert "production:</span> off" in page
+    # Enabled without a strategy: on for everyone.
+    assert '<span class="rollout-line">development: on for everyone</span>' in page
+    assert '<span class="rollout-line">production: off</span>' in page
     assert "initial" in page
     assert "simple:team-0" in page
 
