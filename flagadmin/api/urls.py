@@ -5,6 +5,7 @@ from django.urls import path
 from flagadmin.api.event_search_views import EventSearchView
 from flagadmin.api.event_views import EventsView, FeatureEventsView
 from flagadmin.api.token_views import ApiTokenView, ProjectApiTokensView, ProjectApiTokenView
+from flagadmin.api.user_views import MeView
 from flagadmin.api.views import ApiTokensView, ServiceAccountsView, ServiceAccountTokensView
 
 urlpatterns = [
@@ -25,6 +26,7 @@ urlpatterns = [
     path("search/events", EventSearchView.as_view(), name="search-events"),
     path("events/<str:featureName>", FeatureEventsView.as_view(), name="feature-events"),
     path("service-account", ServiceAccountsView.as_view(), name="service-accounts"),
+    path("user", MeView.as_view(), name="me"),
     path(
         "service-account/<int:id>/token",
         ServiceAccountTokensView.as_view(),
