@@ -278,6 +278,16 @@ class FeatureStrategyAdmin(AuditedModelAdmin):
             **(extra_context or {}),
         }
 
+    def response_add(
+        self, request: HttpRequest, obj: FeatureStrategy, post_url_continue: str | None = None
+    ) -> HttpResponse:
+        response = super().response_add(request, obj, post_url_continue)
+        if "_addanother" in request.POST and response.status_code == 302:
+            # Another strategy for the same flag and environment.
+            state = obj.feature_environment
+            response["Location"] = add_strategy_page(state.feature_id, state.environment_id)
+        return response
+
     def response_post_save_add(self, request: HttpRequest, obj: FeatureStrategy) -> HttpResponse:
         # Back to the flag, whose page shows the strategy in words.
         return HttpResponseRedirect(flag_page(obj.feature_environment.feature_id))

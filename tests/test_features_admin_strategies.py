@@ -252,6 +252,16 @@ def test_editor_add__same_strategy_and_event_as_the_api(staff, admin_client, che
         assert events[flag].tags == events["checkout-twin"].tags
 
 
+def test_editor_add__save_and_add_another__same_flag_and_environment(staff, checkout):
+    data = change_form_data(_add_page(staff), name="default", _addanother="1")
+
+    response = staff.post(f"{EDITOR}/add/", data)
+
+    assert response.status_code == 302, response.content.decode()[:3000]
+    assert response["Location"] == f"{EDITOR}/add/?flag=checkout&environment=development"
+    assert FeatureStrategy.objects.get().name == "default"
+
+
 def test_editor_change__replaces_the_strategy_and_records_before_and_after(
     staff, admin_client, checkout, country
 ):
