@@ -102,6 +102,19 @@ def test_get__archived_flag__200_as_unleash(admin_client, with_variants):
     assert (response.status_code, response.json()["variants"]) == (200, with_variants)
 
 
+def test_get__queries_fixed_whatever_the_variants(
+    admin_client, flag, django_assert_max_num_queries
+):
+    many = [variable(f"v{number}") for number in range(50)]
+    send(admin_client, "put", BATCH, {"variants": many, "environments": ["development"]})
+
+    # The token's lookup (and now and then its last use), the flag, its variants there.
+    with django_assert_max_num_queries(4):
+        response = admin_client.get(variants_url())
+
+    assert len(response.json()["variants"]) == 50
+
+
 def test_get__viewer__200(viewer_client, with_variants):
     assert viewer_client.get(variants_url()).json()["variants"] == with_variants
 
