@@ -88,6 +88,21 @@ class Feature(models.Model):
                 name="feature_fresh",
                 condition=models.Q(archived_at__isnull=True, stale=False),
             ),
+            # The feature search's pages in its default order (oldest first, then by name),
+            # and its counts: the columns its filters read are included, so a count is an
+            # index-only scan (docs/search.md). Trigram indexes for its text search are made
+            # on PostgreSQL by migration 0017.
+            models.Index(
+                fields=["created_at", "name"],
+                include=["type", "stale", "project"],
+                name="feature_search_active",
+                condition=models.Q(archived_at__isnull=True),
+            ),
+            models.Index(
+                fields=["created_at", "name"],
+                name="feature_search_archived",
+                condition=models.Q(archived_at__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:

@@ -224,9 +224,10 @@ def test_search_events__page__fixed_number_of_queries(
     AuditEventFactory.create_batch(30)
     admin_client.get(URL)  # the token's first use writes its seenAt
 
-    with django_assert_max_num_queries(3):  # the token lookup, the count, the page
+    # the token lookup, on PostgreSQL the search's SET LOCAL, the count, the page
+    with django_assert_max_num_queries(4):
         assert len(ids(admin_client.get(URL, {"query": "f", "type": "IS:feature-created"}))) == 2
-    with django_assert_max_num_queries(3):
+    with django_assert_max_num_queries(4):
         assert len(ids(admin_client.get(URL))) == 36
 
 
@@ -236,3 +237,22 @@ def test_search_events__anonymous__401(anon_client, db):
 
 def test_search_events__client_token__403(client_token_client):
     assert_error(client_token_client.get(URL), 403, "NoAccessError")
+
+
+def test_search_events__postgresql__text_index_matches_the_query(admin_client, events):
+    """The trigram index of the core's migration 0012 is on the very expression `query`
+    filters on, so PostgreSQL plans the search with it (docs/search.md)."""
+    from django.db import connection, transaction
+
+    if connection.vendor != "postgresql":
+        pytest.skip("trigram indexes are PostgreSQL's")
+    from flagadmin.api.event_search_views import matching_events
+
+    query = matching_events({"query": "blue"}, sees_unscoped=True).order_by().query
+    sql, params = query.sql_with_params()
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("EXPLAIN " + sql, params)
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+
+    assert "audit_text_trgm" in plan

@@ -17,6 +17,7 @@ from flagadmin.api.event_views import _FIELDS, EventSchemaSerializer
 from flagadmin.api.schema import error_responses
 from flagadmin.api.search import (
     DATE_IS_PATTERN,
+    INDEX_SCANS,
     POSITIVE_PATTERN,
     Filter,
     FilterField,
@@ -26,13 +27,14 @@ from flagadmin.api.search import (
 from flagadmin.api.search import parse_query as parse_search_query
 from flagadmin.api.views import AdminApiMixin
 from flagadmin.core import permissions as perms
+from flagadmin.core.db import read_snapshot
 from flagadmin.core.models import AuditEvent
 
 
 class EventText(Func):
     """What `query` searches: the event's data, tags and previous data as JSON text, in one
-    expression, written exactly as the trigram index of migration 0012 of the core declares
-    it on PostgreSQL (`EVENT_TEXT_SQL`), so that the planner uses it."""
+    expression, written exactly as the trigram index of the core's migration 0012 declares it
+    on PostgreSQL (`EVENT_TEXT_SQL`), so that the planner uses it."""
 
     output_field = TextField()
 
@@ -143,7 +145,8 @@ class EventSearchView(AdminApiMixin, APIView):
         data = parse_search_query(request.query_params, SearchEventsQuerySerializer)
         events = matching_events(data, sees_unscoped=request.user.has_permission(perms.ADMIN))
         offset, limit = data["offset"], data["limit"]
-        total = events.count()
         page = events.order_by(F("created_at").desc(), F("id").desc()).only(*_FIELDS)
-        rows = page[offset : offset + limit] if offset < total else []
+        with read_snapshot(local_settings=INDEX_SCANS):  # the total and the page agree
+            total = events.count()
+            rows = list(page[offset : offset + limit]) if offset < total else []
         return Response({"events": EventSchemaSerializer(rows, many=True).data, "total": total})

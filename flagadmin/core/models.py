@@ -290,6 +290,9 @@ class AuditEvent(models.Model):
             # (the type filter's choices read this index too), newest first.
             models.Index(fields=["created_by", "-created_at"], name="audit_actor"),
             models.Index(fields=["type", "-created_at"], name="audit_type"),
+            # GET /api/admin/search/events?createdBy=: a user's events, newest first. Its text
+            # search has a trigram index on PostgreSQL (migration 0012, docs/search.md).
+            models.Index(fields=["created_by_user_id", "-created_at"], name="audit_user"),
         ]
 
     def __str__(self) -> str:
