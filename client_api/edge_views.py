@@ -11,7 +11,7 @@ from rest_framework.authentication import BaseAuthentication
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from client_api.authentication import WRONG_TOKEN_TYPE, ClientPrincipal
+from client_api.authentication import ClientPrincipal
 from client_api.edge_serializers import (
     BulkMetricsSchemaSerializer,
     TokenStringListSchemaSerializer,
@@ -26,6 +26,7 @@ from features.metrics_services import (
 )
 from flagadmin.api.errors import NoAccessError
 from flagadmin.api.schema import error_responses
+from flagadmin.api.sdk_tokens import WRONG_TOKEN_TYPE
 from flagadmin.core.models import ApiToken, TokenType
 from flagadmin.core.tokens import find_token, token_from_header
 

@@ -50,6 +50,7 @@ from features.models import (
     FeatureTag,
     Segment,
 )
+from flagadmin.core.caches import BoundedCache
 from flagadmin.core.db import read_snapshot
 from flagadmin.core.models import AuditEvent
 from flagadmin.core.sql import column, table
@@ -91,8 +92,19 @@ def now() -> float:
 # oldest built goes first); a body over the bytes' bound is served without being kept.
 MAX_KEPT_BODIES = 256
 MAX_KEPT_BYTES = 32 * 1024 * 1024
-_cache: dict[tuple[object, ...], ClientFeaturesBody] = {}
-_kept_bytes = 0
+
+
+def _body_bytes(kept: ClientFeaturesBody) -> int:
+    return len(kept.body)
+
+
+_cache: BoundedCache[tuple[object, ...], ClientFeaturesBody] = BoundedCache(
+    "client payload bodies",
+    max_entries=MAX_KEPT_BODIES,
+    max_bytes=MAX_KEPT_BYTES,
+    size_of=_body_bytes,
+)
+# Serialises `_keep`'s read and replacement: a kept body never goes back to an older revision.
 _lock = threading.Lock()
 # Who builds: one lock per stripe of keys, a fixed number whatever queries are sent.
 _builders = tuple(threading.Lock() for _ in range(64))
@@ -100,30 +112,16 @@ _builders = tuple(threading.Lock() for _ in range(64))
 
 def clear_cache() -> None:
     """Forget every serialized body (each worker rebuilds on its next request)."""
-    global _kept_bytes
-    with _lock:
-        _cache.clear()
-        _kept_bytes = 0
+    _cache.clear()
 
 
 def _keep(key: tuple[object, ...], built: ClientFeaturesBody) -> ClientFeaturesBody:
     """Keep `built` unless a body of a newer revision is kept already; return the kept one."""
-    global _kept_bytes
     with _lock:
         kept = _cache.get(key)
         if kept is not None and kept.revision > built.revision:
             return kept
-        if kept is not None:
-            del _cache[key]
-            _kept_bytes -= len(kept.body)
-        if len(built.body) > MAX_KEPT_BYTES:
-            return built
-        while _cache and (
-            len(_cache) >= MAX_KEPT_BODIES or _kept_bytes + len(built.body) > MAX_KEPT_BYTES
-        ):
-            _kept_bytes -= len(_cache.pop(next(iter(_cache))).body)
-        _cache[key] = built
-        _kept_bytes += len(built.body)
+        _cache.put(key, built)
         return built
 
 

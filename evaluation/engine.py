@@ -56,6 +56,7 @@ import orjson
 
 from client_api.selectors import ClientFeaturesBody, client_features, now
 from evaluation.yggdrasil import Engine, answer_value
+from flagadmin.core.caches import BoundedCache
 from flagadmin.core.tokens import current_revision
 
 EVERY_PROJECT = ("*",)
@@ -275,9 +276,12 @@ class PayloadEngine:
 # Environments with an engine in this process: a handful in practice; bounded whatever names
 # callers ask for (the oldest kept goes first).
 MAX_ENGINES = 64
-_engines: dict[str, PayloadEngine] = {}
-_takers: dict[str, threading.Lock] = {}
-_takers_lock = threading.Lock()
+_engines: BoundedCache[str, PayloadEngine] = BoundedCache(
+    "evaluation engines", max_entries=MAX_ENGINES
+)
+# Who takes a new state into an engine: one lock per stripe of environments, a fixed number
+# whatever names callers ask for.
+_takers = tuple(threading.Lock() for _ in range(64))
 
 
 def clear_engines() -> None:
@@ -286,11 +290,7 @@ def clear_engines() -> None:
 
 
 def _taker(environment: str) -> threading.Lock:
-    taker = _takers.get(environment)
-    if taker is None:
-        with _takers_lock:
-            taker = _takers.setdefault(environment, threading.Lock())
-    return taker
+    return _takers[hash(environment) % len(_takers)]
 
 
 def _holds(engine: PayloadEngine | None, found: ClientFeaturesBody) -> bool:
@@ -325,10 +325,7 @@ def engine_for(
         if _holds(engine, found):
             return engine
         engine = PayloadEngine.from_client_body(found)
-        _engines.pop(environment, None)
-        while len(_engines) >= MAX_ENGINES:
-            _engines.pop(next(iter(_engines)), None)
-        _engines[environment] = engine
+        _engines.put(environment, engine)
         return engine
     finally:
         taker.release()

@@ -16,7 +16,6 @@ why (Unleash 8.2's `PlaygroundService` and view models, `features/playground/`).
 from __future__ import annotations
 
 import math
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +26,7 @@ from evaluation.engine import FlagDecision, PayloadEngine, encode_context, fresh
 from evaluation.reasons import FlagReasons, Reasons
 from evaluation.selectors import EnvironmentSnapshot, environment_snapshot
 from flagadmin.api.errors import ValidationError
+from flagadmin.core.caches import BoundedCache
 
 # Unleash's limit for one advanced evaluation (its `advancedPlayground` flag's default).
 MAX_COMBINATIONS = 15_000
@@ -43,14 +43,15 @@ class EnvironmentView:
     reasons: Reasons
 
 
-_kept_reasons: dict[str, Reasons] = {}
-_kept_lock = threading.Lock()
+# Reasons engines by the environment state they explain (the least recently asked goes first).
+_kept_reasons: BoundedCache[bytes, Reasons] = BoundedCache(
+    "playground reasons", max_entries=MAX_KEPT_REASONS, evict="least_recent"
+)
 
 
 def clear_reasons() -> None:
     """Forget the reasons engines of this process."""
-    with _kept_lock:
-        _kept_reasons.clear()
+    _kept_reasons.clear()
 
 
 def _reasons_for(snapshot: EnvironmentSnapshot) -> Reasons:
@@ -58,16 +59,11 @@ def _reasons_for(snapshot: EnvironmentSnapshot) -> Reasons:
         [snapshot.environment, snapshot.digest, snapshot.strategies, snapshot.segments],
         option=orjson.OPT_NON_STR_KEYS,
     )
-    with _kept_lock:
-        found = _kept_reasons.pop(key, None)
-        if found is not None:
-            _kept_reasons[key] = found  # the newest again
-            return found
+    found = _kept_reasons.get(key)
+    if found is not None:
+        return found
     built = Reasons(snapshot)
-    with _kept_lock:
-        while len(_kept_reasons) >= MAX_KEPT_REASONS:
-            _kept_reasons.pop(next(iter(_kept_reasons)))
-        _kept_reasons[key] = built
+    _kept_reasons.put(key, built)
     return built
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Protocol
@@ -22,6 +21,7 @@ from features.models import (
     FeatureUsageBucket,
     ProjectFlagActivity,
 )
+from flagadmin.core.caches import BoundedCache
 from flagadmin.core.db import atomic_retrying_conflicts, outage_summary
 from flagadmin.core.models import ApiToken
 from flagadmin.core.sql import column, table
@@ -87,8 +87,14 @@ def _bucket_upsert_sql(projects: int) -> str:
     )
 
 
-# (environment, flag) -> when this process last wrote the flag's last_seen_at (monotonic).
-_last_seen_written: dict[tuple[str, str], float] = {}
+# (environment, flag) whose last_seen_at this process wrote less than LAST_SEEN_RESOLUTION
+# seconds ago: those it does not write again yet.
+MAX_LAST_SEEN_WRITES = 100_000
+_last_seen_written: BoundedCache[tuple[str, str], bool] = BoundedCache(
+    "last_seen writes",
+    max_entries=MAX_LAST_SEEN_WRITES,
+    max_age=lambda: settings.LAST_SEEN_RESOLUTION,
+)
 
 
 def forget_last_seen_writes() -> None:
@@ -128,16 +134,10 @@ def record_client_metrics(
     with connection.cursor() as cursor:
         cursor.execute(_bucket_upsert_sql(len(scope)), [rows, environment, app_name, hour, *scope])
         counted = sorted(row[0] for row in cursor.fetchall())
-    resolution = settings.LAST_SEEN_RESOLUTION
-    clock = time.monotonic()
-    due = [
-        name
-        for name in counted
-        if clock - _last_seen_written.get((environment, name), -resolution - 1) >= resolution
-    ]
+    due = [name for name in counted if _last_seen_written.get((environment, name)) is None]
     if not due:
         return
-    stale_before = now - timedelta(seconds=resolution)
+    stale_before = now - timedelta(seconds=settings.LAST_SEEN_RESOLUTION)
     moved = Q(last_seen_at__isnull=True) | Q(last_seen_at__lt=stale_before)
 
     try:
@@ -147,10 +147,8 @@ def record_client_metrics(
         # and count it twice. The next report writes last_seen.
         logger.warning("last_seen not written for %d flags: %s", len(due), outage_summary(exc))
         return
-    if len(_last_seen_written) > 100_000:
-        _last_seen_written.clear()
     for name in due:
-        _last_seen_written[(environment, name)] = clock
+        _last_seen_written.put((environment, name), True)
 
 
 def _advance_last_seen(environment: str, names: Sequence[str], moved: Q, now: datetime) -> None:

@@ -52,6 +52,7 @@ from features.models import (
     ProjectFlagDay,
 )
 from flagadmin.api.renderers import encode_json
+from flagadmin.core.caches import BoundedCache
 from flagadmin.core.coalesce import Coalescer
 from flagadmin.core.db import in_callers_transaction, prepared_cursor_on, read_snapshot
 from flagadmin.core.sql import column, table
@@ -612,9 +613,15 @@ class _KeptEntry:
     encoded: bytes
 
 
+# Projects whose entries a worker keeps, in each of the caches below; a list of more
+# projects computes those that do not fit on each read.
+MAX_KEPT_PROJECTS = 20_000
+
 # Per process: project id -> its entry as last computed. Threads share it; a race between two
 # of them costs one computation more, never a wrong entry (each is read and written whole).
-_kept_entries: dict[str, _KeptEntry] = {}
+_kept_entries: BoundedCache[str, _KeptEntry] = BoundedCache(
+    "projects list: kept entries", max_entries=MAX_KEPT_PROJECTS
+)
 
 
 @lru_cache(maxsize=4)
@@ -665,8 +672,9 @@ def _kept_or_missing(
     kept_since = monotonic() - max_age
     entries: list[_KeptEntry] = []
     missing: dict[str, str | None] = {}
+    kept = _kept_entries.reader()
     for project_id, version, _, _ in version_rows:
-        entry = _kept_entries.get(project_id)
+        entry = kept(project_id)
         if (
             entry is None
             or entry.version != version
@@ -717,15 +725,21 @@ def _computed_list_body(scope: str, user_id: int | None) -> bytes:
     with _read_snapshot() as run:
         read = _read(run, scope=scope, now=timezone.now(), favorites_of=user_id)
     encoded_entries = _encoded_entries[scope]
-    entries = [_encoded(encoded_entries, row, read.owners.get(row[_ID], ())) for row in read.rows]
+    kept = encoded_entries.reader()
+    entries = [
+        _encoded(encoded_entries, kept(row[_ID]), row, read.owners.get(row[_ID], ()))
+        for row in read.rows
+    ]
     entries.sort(key=lambda entry: entry.sort_key)
     if len(encoded_entries) > 2 * len(entries) + 1000:
-        # Projects deleted or moved to the other scope: drop theirs, keep the listed ones. The
-        # keys are copied in one step: iterating the dict fails when a thread adds meanwhile.
-        listed = {row[_ID] for row in read.rows}
-        for project_id in [key for key in list(encoded_entries) if key not in listed]:
-            encoded_entries.pop(project_id, None)
+        # Projects deleted or moved to the other scope: drop theirs, keep the listed ones.
+        _drop_unlisted(encoded_entries, {row[_ID] for row in read.rows})
     return _list_body(entries, read.favorites)
+
+
+def _drop_unlisted(entries: BoundedCache[str, Any], listed: set[str]) -> None:
+    for project_id in [key for key in entries if key not in listed]:
+        entries.pop(project_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -741,18 +755,24 @@ class _EncodedEntry:
 # Per process and scope (each list prunes its own): project id -> its entry as last encoded,
 # with the rows it was encoded from. Threads share them; a race between two of them costs one
 # encoding more, never a wrong entry.
-_encoded_entries: dict[str, dict[str, _EncodedEntry]] = {"active": {}, "archived": {}}
+_encoded_entries: dict[str, BoundedCache[str, _EncodedEntry]] = {
+    scope: BoundedCache(f"projects list: encoded entries ({scope})", max_entries=MAX_KEPT_PROJECTS)
+    for scope in ("active", "archived")
+}
 
 
 def _encoded(
-    encoded_entries: dict[str, _EncodedEntry], row: tuple, owners: Sequence[tuple]
+    encoded_entries: BoundedCache[str, _EncodedEntry],
+    entry: _EncodedEntry | None,
+    row: tuple,
+    owners: Sequence[tuple],
 ) -> _EncodedEntry:
-    """The project's entry from its row and owners' rows, read in this request's snapshot.
-    An entry is a function of those rows alone, so the encoding of the same rows is reused:
-    what is read is compared whole, never assumed unchanged. At 1,000 projects, building and
-    encoding every entry was about a quarter of the computed list's Python time."""
+    """The project's entry from its row and owners' rows, read in this request's snapshot;
+    `entry` is the one `encoded_entries` holds for the project. An entry is a function of
+    those rows alone, so the encoding of the same rows is reused: what is read is compared
+    whole, never assumed unchanged. At 1,000 projects, building and encoding every entry was
+    about a quarter of the computed list's Python time."""
     source = (row, tuple(owners))
-    entry = encoded_entries.get(row[_ID])
     if entry is not None and entry.source == source:
         return entry
     project = _project(row, owners, favorite=False)
@@ -763,7 +783,7 @@ def _encoded(
         encoded_favorite=encoded_favorite,
         encoded=encoded,
     )
-    encoded_entries[row[_ID]] = entry
+    encoded_entries.put(row[_ID], entry)
     return entry
 
 
@@ -817,14 +837,11 @@ def _kept_list_body(scope: str, user_id: int | None, max_age: float) -> bytes:
                 entries.append(entry)
                 # A project without a version (none should be) is computed on every read.
                 if entry.version is not None:
-                    _kept_entries[project["id"]] = entry
+                    _kept_entries.put(project["id"], entry)
     favorites = {project_id for project_id, _, _, favorite in version_rows if favorite}
     if len(_kept_entries) > 2 * len(version_rows) + 1000:
-        # Projects deleted or archived since: drop their entries, keep the listed ones (keys
-        # copied in one step, as above).
-        listed = {row[0] for row in version_rows}
-        for project_id in [key for key in list(_kept_entries) if key not in listed]:
-            _kept_entries.pop(project_id, None)
+        # Projects deleted or archived since: drop their entries, keep the listed ones.
+        _drop_unlisted(_kept_entries, {row[0] for row in version_rows})
     entries.sort(key=lambda entry: entry.sort_key)
     return _list_body(entries, favorites)
 

@@ -89,20 +89,14 @@ def seeded_rows_back_after_module(django_db_setup, django_db_blocker):
 
 
 @pytest.fixture(autouse=True)
-def fresh_client_features_cache():
-    """Each test starts without what the client API and the server's evaluation keep in memory
-    between requests (serialized bodies, token lookups, last_seen writes, engines and the
-    playground's reasons): a rolled-back test's rows are gone, and on SQLite its audit event
-    ids are given out again, so a kept engine could look current."""
-    from client_api.authentication import forget_tokens
-    from client_api.selectors import clear_cache
-    from evaluation.engine import clear_engines
-    from evaluation.playground import clear_reasons
-    from features.metrics_services import forget_last_seen_writes
+def fresh_caches():
+    """Each test starts without what the workers keep in memory between requests (every
+    `flagadmin.core.caches.BoundedCache`: client payload bodies, token lookups, last_seen
+    writes, engines, the playground's reasons, the projects list's entries): a rolled-back
+    test's rows are gone, and on SQLite its audit event ids are given out again, so a kept
+    engine could look current."""
+    from flagadmin.core.caches import clear_all
 
-    kept = (clear_cache, forget_tokens, forget_last_seen_writes, clear_engines, clear_reasons)
-    for forget in kept:
-        forget()
+    clear_all()
     yield
-    for forget in kept:
-        forget()
+    clear_all()

@@ -1,14 +1,33 @@
 """flagadmin.core.caches: the one bounded per-process cache. How each cache of the app keeps its
 own rule (revisions, versions, expiry) is tested through the API with it; here the bounds,
-the orders, the time bound and thread safety."""
+the orders, the time bound, thread safety, and that docs/caches.md declares every cache."""
 
 from __future__ import annotations
 
+import re
+import sys
 import threading
+import types
+from pathlib import Path
 
 import pytest
+from django.urls import get_resolver
 
 from flagadmin.core.caches import BoundedCache, clear_all, every_cache
+
+DESIGN_PAGE = Path(__file__).resolve().parent.parent / "docs" / "caches.md"
+APP_PACKAGES = {
+    "flagadmin",
+    "projects",
+    "groups",
+    "users",
+    "features",
+    "overview",
+    "client_api",
+    "evaluation",
+    "frontend_api",
+    "auth_saml",
+}
 
 
 class Clock:
@@ -242,3 +261,39 @@ def test_threads__bounds_hold_and_readers_never_miss_a_value_being_replaced():
     assert len(cache) <= 50
     assert cache.size == sum(len(value) for value in values.values()) <= 400
     assert missed == []
+
+
+def caches_of_the_app() -> set[str]:
+    """The names of the caches that the app's modules declare (module globals, in a dict of
+    them, or held by a module global of one of the app's classes), once everything that serves
+    a request is loaded."""
+    get_resolver().url_patterns  # noqa: B018 (imports every view and what it uses)
+    names = set()
+    for name, module in list(sys.modules.items()):
+        if name.split(".")[0] not in APP_PACKAGES:
+            continue
+        for value in list(vars(module).values()):
+            for candidate in value.values() if isinstance(value, dict) else [value]:
+                if isinstance(candidate, BoundedCache):
+                    names.add(candidate.name)
+                elif is_app_object(candidate):
+                    held = vars(candidate).values()
+                    names.update(cache.name for cache in held if isinstance(cache, BoundedCache))
+    return names
+
+
+def is_app_object(value: object) -> bool:
+    """An instance of one of the app's own classes (not a class, function or module)."""
+    kind = type(value)
+    return (
+        kind.__module__.split(".")[0] in APP_PACKAGES
+        and not isinstance(value, type | types.FunctionType | types.ModuleType)
+        and hasattr(value, "__dict__")
+    )
+
+
+def test_design_page__declares_every_cache_of_the_app():
+    """docs/caches.md has a row for each cache the app declares, and none for another."""
+    declared = set(re.findall(r"^\| `([^`]+)` \|", DESIGN_PAGE.read_text(), flags=re.MULTILINE))
+
+    assert caches_of_the_app() == declared

@@ -214,15 +214,15 @@ def test_etag_from_a_newer_worker__never_answered_with_an_older_body(clock):
     environment = on_with_one_strategy("checkout")
     client = sdk()
     old = client.get(CLIENT_FEATURES)
-    this_worker = (dict(selectors._cache), selectors._kept_bytes, dict(authentication._recent))
+    this_worker = (dict(selectors._cache), dict(authentication.client_tokens._recent))
     drop_last_strategy(environment)
     # Another worker: nothing kept, so it reads and builds the new state.
     selectors.clear_cache()
     authentication.forget_tokens()
     newer = client.get(CLIENT_FEATURES)
-    selectors._cache = this_worker[0]
-    selectors._kept_bytes = this_worker[1]
-    authentication._recent.update(this_worker[2])
+    selectors.clear_cache()
+    selectors._cache.update(this_worker[0])
+    authentication.client_tokens._recent.update(this_worker[1])
 
     reused = client.get(CLIENT_FEATURES)  # no ETag: this worker's body, as before
     polled = client.get(CLIENT_FEATURES, HTTP_IF_NONE_MATCH=newer["ETag"])

@@ -20,6 +20,7 @@ from evaluation.engine import (
     decide_all,
     sdk_context,
 )
+from flagadmin.core.caches import BoundedCache
 from flagadmin.core.tokens import current_revision
 from tests.factories import ProjectFactory
 
@@ -300,7 +301,7 @@ def test_engine_for__never_back_to_an_older_body(monkeypatch):
 
 
 def test_engine_for__engines_kept_are_bounded(monkeypatch):
-    monkeypatch.setattr(engine, "MAX_ENGINES", 2)
+    monkeypatch.setattr(engine, "_engines", BoundedCache("evaluation engines", max_entries=2))
     monkeypatch.setattr(
         engine, "client_features", lambda **_: body_of([feature("a")], etag='"1"', built_at=1.0)
     )

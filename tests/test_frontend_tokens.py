@@ -10,8 +10,8 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
-from client_api.authentication import WRONG_TOKEN_TYPE
 from evaluation.engine import clear_engines
+from flagadmin.api.sdk_tokens import WRONG_TOKEN_TYPE
 from flagadmin.core.models import ApiToken, AuditEvent, Role, TokenType
 from frontend_api.authentication import NO_TOKEN, forget_tokens
 from tests.conftest import assert_error
