@@ -23,11 +23,13 @@ from flagadmin.api.search import (
     INCLUDE_PATTERN,
     IS_PATTERN,
     TAG_PATTERN,
+    DayFilterField,
     Filter,
     FilterField,
     PageQuerySerializer,
     parse_query,
     search_terms,
+    whole_numbers,
 )
 from flagadmin.api.views import AdminApiMixin
 from flagadmin.core import permissions as perms
@@ -63,7 +65,7 @@ class SearchFeaturesQuerySerializer(PageQuerySerializer):
         IS_PATTERN, help_text=f"Among {_allowed(STATES)}, e.g. `IS:potentially-stale`."
     )
     lifecycle = FilterField(IS_PATTERN, help_text=f"Among {_allowed(STAGES)}.")
-    createdAt = FilterField(DATE_RANGE_PATTERN, help_text="e.g. `IS_ON_OR_AFTER:2023-01-28`.")
+    createdAt = DayFilterField(DATE_RANGE_PATTERN, help_text="e.g. `IS_ON_OR_AFTER:2023-01-28`.")
     status = serializers.ListField(
         child=serializers.RegexField(
             r"^[^:]+:(enabled|disabled)$",
@@ -96,9 +98,7 @@ class SearchFeaturesQuerySerializer(PageQuerySerializer):
     )
 
     def validate_createdBy(self, value: Filter | None) -> Filter | None:
-        if value is not None and not all(part.lstrip("-").isdigit() for part in value.values):
-            raise serializers.ValidationError("must name user ids (whole numbers)")
-        return value
+        return whole_numbers(value, "user ids")
 
     def validate_state(self, value: Filter | None) -> Filter | None:
         return _only(value, STATES)

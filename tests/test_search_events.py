@@ -108,6 +108,9 @@ def test_search_events__pages__slice_and_total(admin_client, events, query, expe
         pytest.param({"query": "blue sky"}, ["e3"], id="query-in-data-any-case"),
         pytest.param({"query": "TEAM-red"}, ["e6"], id="query-in-tags"),
         pytest.param({"query": "%"}, [], id="query-percent-literal"),
+        pytest.param(
+            {"to": "IS:9999-12-31"}, ["e6", "e5", "e4", "e3", "e2", "e1"], id="to-last-day"
+        ),
         pytest.param({"feature": "IS:"}, ["e6", "e5", "e4", "e3", "e2", "e1"], id="empty-value"),
     ],
 )
@@ -162,6 +165,19 @@ def test_search_events__admin_user__sees_every_event(admin_user_client, events):
             'The `/query/from` property must match pattern "^(IS):\\d{4}-\\d{2}-\\d{2}$". '
             'You sent "IS:2026-3-1".',
             id="from-not-a-day",
+        ),
+        pytest.param(
+            {"from": "IS:2026-02-30"},
+            "/query/from",
+            'The `/query/from` property must name a day that exists. You sent "IS:2026-02-30".',
+            id="from-no-such-day",
+        ),
+        pytest.param(
+            {"id": "IS:99999999999999999999"},
+            "/query/id",
+            "The `/query/id` property must name event ids (whole numbers). "
+            'You sent "IS:99999999999999999999".',
+            id="id-past-bigint",
         ),
         pytest.param(
             {"to": "IS_BEFORE:2026-03-01"},

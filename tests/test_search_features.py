@@ -400,6 +400,27 @@ PATTERN_IS = "^(IS|IS_NOT|IS_ANY_OF|IS_NONE_OF):(.*?)(,([a-zA-Z0-9_]+))*$"
             id="created-at-operator",
         ),
         pytest.param(
+            {"createdAt": "IS_BEFORE:2026-02-30"},
+            "/query/createdAt",
+            "The `/query/createdAt` property must name a day that exists. You sent "
+            '"IS_BEFORE:2026-02-30".',
+            id="created-at-no-such-day",
+        ),
+        pytest.param(
+            {"createdBy": "IS:99999999999999999999"},
+            "/query/createdBy",
+            "The `/query/createdBy` property must name user ids (whole numbers). "
+            'You sent "IS:99999999999999999999".',
+            id="created-by-past-bigint",
+        ),
+        pytest.param(
+            {"offset": "99999999999999999999"},
+            "/query/offset",
+            "The `/query/offset` property must be a whole number of 0 or more. "
+            'You sent "99999999999999999999".',
+            id="offset-past-bigint",
+        ),
+        pytest.param(
             {"archived": "IS:yes"},
             "/query/archived",
             'The `/query/archived` property must match pattern "^IS:(true|false)$". '

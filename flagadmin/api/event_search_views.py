@@ -19,10 +19,12 @@ from flagadmin.api.search import (
     DATE_IS_PATTERN,
     INDEX_SCANS,
     POSITIVE_PATTERN,
+    DayFilterField,
     Filter,
     FilterField,
     PageQuerySerializer,
     any_term,
+    whole_numbers,
 )
 from flagadmin.api.search import parse_query as parse_search_query
 from flagadmin.api.views import AdminApiMixin
@@ -69,23 +71,18 @@ class SearchEventsQuerySerializer(PageQuerySerializer):
     environment = FilterField(POSITIVE_PATTERN, help_text="e.g. `IS:production`.")
     createdBy = FilterField(POSITIVE_PATTERN, help_text="User ids, e.g. `IS:2`.")
     # `from` is a Python keyword: declared below under its wire name.
-    to = FilterField(DATE_IS_PATTERN, help_text="Up to and including this day (UTC).")
+    to = DayFilterField(DATE_IS_PATTERN, help_text="Up to and including this day (UTC).")
 
     def get_fields(self) -> dict[str, serializers.Field]:
         fields = super().get_fields()
-        fields["from"] = FilterField(DATE_IS_PATTERN, help_text="From this day on (UTC).")
+        fields["from"] = DayFilterField(DATE_IS_PATTERN, help_text="From this day on (UTC).")
         return fields
 
-    def _ids(self, value: Filter | None, what: str) -> Filter | None:
-        if value is not None and not all(part.lstrip("-").isdigit() for part in value.values):
-            raise serializers.ValidationError(f"must name {what} (whole numbers)")
-        return value
-
     def validate_id(self, value: Filter | None) -> Filter | None:
-        return self._ids(value, "event ids")
+        return whole_numbers(value, "event ids")
 
     def validate_createdBy(self, value: Filter | None) -> Filter | None:
-        return self._ids(value, "user ids")
+        return whole_numbers(value, "user ids")
 
 
 @extend_schema_serializer(component_name="eventSearchResponseSchema")
@@ -114,7 +111,7 @@ def matching_events(data: dict[str, Any], *, sees_unscoped: bool) -> QuerySet[Au
             events = events.filter(**{f"{column}__in": found.values})
     if (found := data.get("from")) is not None:
         events = events.filter(created_at__gte=_day(found))
-    if (found := data.get("to")) is not None:
+    if (found := data.get("to")) is not None and found.values[0] != "9999-12-31":
         events = events.filter(created_at__lt=_day(found) + timedelta(days=1))
     if query := data.get("query"):
         events = events.filter(any_term([EventText()], [query]))

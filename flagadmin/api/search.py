@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 from django.db.models import BooleanField, Expression, Func, Q, Value
@@ -97,6 +98,36 @@ class FilterField(serializers.CharField):
         return parse_filter(text)
 
 
+class DayFilterField(FilterField):
+    """A `FilterField` whose value is a day (`YYYY-MM-DD`): a day that does not exist
+    (`2026-02-30`) is refused rather than failing the query."""
+
+    def __init__(self, pattern: str, **kwargs: Any) -> None:
+        super().__init__(pattern, **kwargs)
+        self.error_messages["day"] = "must name a day that exists"
+
+    def to_internal_value(self, data: Any) -> Filter | None:
+        found = super().to_internal_value(data)
+        try:
+            date.fromisoformat(found.values[0])
+        except ValueError:
+            self.fail("day")
+        return found
+
+
+# The largest value of the database's integer columns and of an SQL OFFSET.
+INT64_MAX = 2**63 - 1
+
+
+def whole_numbers(found: Filter | None, what: str) -> Filter | None:
+    """`found`, when each of its values is an integer a bigint column can hold."""
+    if found is not None and not all(
+        part.lstrip("-").isdigit() and abs(int(part)) <= INT64_MAX for part in found.values
+    ):
+        raise serializers.ValidationError(f"must name {what} (whole numbers)")
+    return found
+
+
 class PageQuerySerializer(serializers.Serializer):
     """`offset` and `limit`, strings of digits as Unleash documents them. Unleash reads a
     negative or unreadable offset as 0 and a limit out of range as its default: here each is a
@@ -119,6 +150,8 @@ class PageQuerySerializer(serializers.Serializer):
     )
 
     def validate_offset(self, value: str) -> int:
+        if int(value) > INT64_MAX // 2:
+            raise serializers.ValidationError("must be a whole number of 0 or more")
         return int(value)
 
     def validate_limit(self, value: str) -> int:
