@@ -217,7 +217,7 @@ def _ordering(search: FeatureSearch, flags: QuerySet) -> tuple[QuerySet, list[Or
     descending = search.sort_order == "desc"
     then = [F("created_at").asc(), F("name").asc()]
     order: list[OrderBy] = []
-    if search.favorites_first and "is_favorite" in flags.query.annotations:
+    if search.favorites_first:  # `is_favorite`: false throughout for a token
         order.append(F("is_favorite").desc())
     if search.sort_by.startswith("environment:"):
         environment = search.sort_by.split(":", 1)[1]
