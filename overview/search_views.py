@@ -100,6 +100,15 @@ class SearchFeaturesQuerySerializer(PageQuerySerializer):
     def validate_createdBy(self, value: Filter | None) -> Filter | None:
         return whole_numbers(value, "user ids")
 
+    def validate_tag(self, value: Filter | None) -> Filter | None:
+        # Unleash's pattern lets `INCLUDE:a:b,c` through, then fails in the database on `c`.
+        if value is not None and not all(
+            type_.strip() and tag.strip()
+            for type_, _, tag in (part.partition(":") for part in value.values)
+        ):
+            raise serializers.ValidationError("must name each tag as `type:value`")
+        return value
+
     def validate_state(self, value: Filter | None) -> Filter | None:
         return _only(value, STATES)
 

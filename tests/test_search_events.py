@@ -227,8 +227,8 @@ def test_search_events__admin_user__sees_every_event(admin_user_client, events):
 )
 def test_search_events__invalid_query__400_naming_it(admin_client, db, query, path, message):
     """Unleash 8.2 refuses the pattern mismatches alike (as BadDataError); it reads a negative
-    offset as 0 and a limit out of range as 50, and a non-numeric id or user fails in the
-    database (an empty answer): each is a 400 here."""
+    offset as 0 and a limit out of range as 50, and an id past its integer column fails in the
+    database (500, UnknownError quoting the SQL): each is a 400 here."""
     body = assert_error(admin_client.get(URL, query), 400, "ValidationError")
 
     assert body["details"] == [{"path": path, "message": message}]

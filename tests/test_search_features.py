@@ -393,6 +393,13 @@ PATTERN_IS = "^(IS|IS_NOT|IS_ANY_OF|IS_NONE_OF):(.*?)(,([a-zA-Z0-9_]+))*$"
             id="tag-without-type",
         ),
         pytest.param(
+            {"tag": "INCLUDE:simple:red,blue"},
+            "/query/tag",
+            "The `/query/tag` property must name each tag as `type:value`. "
+            'You sent "INCLUDE:simple:red,blue".',
+            id="tag-second-without-type",
+        ),
+        pytest.param(
             {"createdAt": "IS:2026-01-01"},
             "/query/createdAt",
             'The `/query/createdAt` property must match pattern "^(IS_BEFORE|'
@@ -518,7 +525,9 @@ PATTERN_IS = "^(IS|IS_NOT|IS_ANY_OF|IS_NONE_OF):(.*?)(,([a-zA-Z0-9_]+))*$"
 def test_search__invalid_query__400_naming_it(admin_client, db, query, path, message):
     """Unleash 8.2 refuses the pattern mismatches alike (as BadDataError); it takes a negative
     or unreadable offset as 0, a limit out of range as 50, an unknown sortBy as createdAt, an
-    unknown state as stale and a malformed status as none: each is a 400 here."""
+    unknown state as stale and a malformed status as none; a day that does not exist, a user id
+    past bigint or a tag without its type fail in its database (500, UnknownError quoting the
+    SQL): each is a 400 here."""
     body = assert_error(admin_client.get(URL, query), 400, "ValidationError")
 
     assert body["details"] == [{"path": path, "message": message}]
