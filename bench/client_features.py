@@ -37,7 +37,8 @@ DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/flagadmin_i11_bench_c
 
 def seed(flags: int) -> None:
     """`flags` flags in project default; every other one enabled in development with a
-    flexibleRollout and a constraint, every tenth also with a userWithId strategy."""
+    flexibleRollout and a constraint, every tenth also with a second strategy naming two users
+    (Unleash 8.2 has no userWithId type: a constraint on userId, as its UI makes it)."""
     from features.models import Feature
     from features.services import create_feature
     from features.strategy_services import add_feature_strategy, set_feature_environment_enabled
@@ -67,9 +68,11 @@ def seed(flags: int) -> None:
             add_feature_strategy(
                 feature=feature,
                 environment="development",
-                name="userWithId",
-                parameters={"userIds": "alice,bob"},
-                constraints=[],
+                name="default",
+                parameters={},
+                constraints=[
+                    {"contextName": "userId", "operator": "IN", "values": ["alice", "bob"]}
+                ],
                 variants=[],
                 actor=actor,
             )
