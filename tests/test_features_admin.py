@@ -3,6 +3,8 @@ audit events, creation and archiving through the same services as the API."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.test import Client
 from django.utils import timezone
@@ -419,3 +421,20 @@ def test_feature_admin__change__locks_in_the_writers_order_before_writing(staff)
         "features_projectflagactivity",
         "features_feature",  # update_feature_metadata's own lock, held already
     ]
+
+
+def test_feature_admin__creator__one_label_the_token_s_name_on_its_page(staff, admin_client):
+    created = admin_client.post(
+        "/api/admin/projects/default/features",
+        json.dumps({"name": "by-token"}),
+        content_type="application/json",
+    )
+    assert created.status_code == 201
+
+    listed = staff.get(CHANGELIST)
+    page = staff.get(f"{CHANGELIST}by-token/change/").content.decode()
+
+    [row] = [row for row in listed.context["results"] if "by-token" in "".join(row)]
+    assert "".join(row).count('<td class="field-creator">admin token</td>') == 1
+    assert '<div class="readonly">admin-tok</div>' in page  # the token's name, from its event
+    assert "Unleash Admin Token User" not in page + "".join(row)
