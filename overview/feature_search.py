@@ -63,6 +63,8 @@ class FeatureSearch:
     state: Filter | None = None
     lifecycle: Filter | None = None
     created_at: Filter | None = None
+    last_seen_at: Filter | None = None
+    favorite: Filter | None = None
     status: list[tuple[str, bool]] = field(default_factory=list)
     archived: bool = False
     favorites_first: bool = False
@@ -203,10 +205,11 @@ def matching_flags(search: FeatureSearch) -> QuerySet[Feature]:
         flags = flags.filter(_tagged(search.tag))
     if search.segment is not None:
         flags = flags.filter(_with_segment(search.segment))
-    if search.created_at is not None:
-        day = datetime.fromisoformat(search.created_at.values[0]).replace(tzinfo=UTC)
-        lookup = "lt" if search.created_at.operator == "IS_BEFORE" else "gte"
-        flags = flags.filter(**{f"created_at__{lookup}": day})
+    for column, found in (("created_at", search.created_at), ("last_seen_at", search.last_seen_at)):
+        if found is not None:
+            day = datetime.fromisoformat(found.values[0]).replace(tzinfo=UTC)
+            lookup = "lt" if found.operator == "IS_BEFORE" else "gte"
+            flags = flags.filter(**{f"{column}__{lookup}": day})
     if search.status:
         flags = flags.filter(_status(search.status))
     return _lifecycle_and_archived(flags, search.lifecycle, search.archived)
@@ -249,6 +252,8 @@ def search_features(search: FeatureSearch, *, user: object) -> dict[str, Any]:
         flags = flags.annotate(is_favorite=Exists(favorites))
     else:
         flags = flags.annotate(is_favorite=Value(False))
+    if search.favorite is not None and len(set(search.favorite.values)) == 1:
+        flags = flags.filter(is_favorite=search.favorite.values[0] == "true")
     flags, order = _ordering(search, flags)
     with read_snapshot(local_settings=INDEX_SCANS):
         total = flags.order_by().count()

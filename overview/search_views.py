@@ -36,6 +36,7 @@ from flagadmin.core import permissions as perms
 from overview.feature_search import SORT_FIELDS, STATES, FeatureSearch, search_features
 
 STAGES = tuple(LifecycleStage.values)
+FAVORITE_PATTERN = r"^(IS|IS_ANY_OF):(true|false)(,(true|false))*$"
 
 
 def _allowed(values: tuple[str, ...]) -> str:
@@ -66,6 +67,13 @@ class SearchFeaturesQuerySerializer(PageQuerySerializer):
     )
     lifecycle = FilterField(IS_PATTERN, help_text=f"Among {_allowed(STAGES)}.")
     createdAt = DayFilterField(DATE_RANGE_PATTERN, help_text="e.g. `IS_ON_OR_AFTER:2023-01-28`.")
+    lastSeenAt = DayFilterField(
+        DATE_RANGE_PATTERN,
+        help_text="When an SDK last reported the flag, e.g. `IS_BEFORE:2023-01-28`.",
+    )
+    favorite = FilterField(
+        FAVORITE_PATTERN, help_text="`IS:true`: the caller's favorites; `IS:false`: the others."
+    )
     status = serializers.ListField(
         child=serializers.RegexField(
             r"^[^:]+:(enabled|disabled)$",
@@ -194,6 +202,8 @@ def feature_search(data: dict[str, Any]) -> FeatureSearch:
         state=data.get("state"),
         lifecycle=data.get("lifecycle"),
         created_at=data.get("createdAt"),
+        last_seen_at=data.get("lastSeenAt"),
+        favorite=data.get("favorite"),
         status=[
             (value.rsplit(":", 1)[0], value.endswith(":enabled"))
             for value in data.get("status", [])

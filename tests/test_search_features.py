@@ -365,6 +365,44 @@ def test_search__favorites_first__the_users_favorites_lead(editor_client, flags)
     assert [f["favorite"] for f in response.json()["features"]] == [True, False]
 
 
+@pytest.mark.parametrize(
+    ("favorite", "expected"),
+    [
+        pytest.param("IS:true", ["d-kill"], id="favorites"),
+        pytest.param("IS:false", ["a-release", "b-ops", "c-stale", "e-recent"], id="others"),
+        pytest.param(
+            "IS_ANY_OF:true,false",
+            ["a-release", "b-ops", "c-stale", "d-kill", "e-recent"],
+            id="both",
+        ),
+    ],
+)
+def test_search__favorite_filter__the_users_favorites(editor_client, flags, favorite, expected):
+    FavoriteFeature.objects.create(user=editor_client.user, feature=flags["d-kill"])
+
+    assert names(editor_client.get(URL, {"favorite": favorite})) == expected
+
+
+def test_search__favorite_filter__a_token_has_none(admin_client, flags):
+    assert names(admin_client.get(URL, {"favorite": "IS:true"})) == []
+
+
+@pytest.mark.parametrize(
+    ("last_seen", "expected"),
+    [
+        pytest.param("IS_ON_OR_AFTER:2026-02-01", ["b-ops"], id="on-or-after"),
+        pytest.param("IS_BEFORE:2026-02-01", ["c-stale"], id="before-never-seen-left-out"),
+    ],
+)
+def test_search__last_seen_filter__reported_flags(admin_client, flags, last_seen, expected):
+    flags["b-ops"].last_seen_at = datetime(2026, 2, 1, tzinfo=UTC)
+    flags["b-ops"].save()
+    flags["c-stale"].last_seen_at = datetime(2026, 1, 31, 23, 59, tzinfo=UTC)
+    flags["c-stale"].save()
+
+    assert names(admin_client.get(URL, {"lastSeenAt": last_seen})) == expected
+
+
 PATTERN_IS = "^(IS|IS_NOT|IS_ANY_OF|IS_NONE_OF):(.*?)(,([a-zA-Z0-9_]+))*$"
 
 
@@ -426,6 +464,20 @@ PATTERN_IS = "^(IS|IS_NOT|IS_ANY_OF|IS_NONE_OF):(.*?)(,([a-zA-Z0-9_]+))*$"
             "The `/query/offset` property must be a whole number of 0 or more. "
             'You sent "99999999999999999999".',
             id="offset-past-bigint",
+        ),
+        pytest.param(
+            {"favorite": "IS:yes"},
+            "/query/favorite",
+            'The `/query/favorite` property must match pattern "^(IS|IS_ANY_OF):(true|false)'
+            '(,(true|false))*$". You sent "IS:yes".',
+            id="favorite",
+        ),
+        pytest.param(
+            {"lastSeenAt": "IS_AFTER:2026-01-01"},
+            "/query/lastSeenAt",
+            'The `/query/lastSeenAt` property must match pattern "^(IS_BEFORE|'
+            'IS_ON_OR_AFTER):\\d{4}-\\d{2}-\\d{2}$". You sent "IS_AFTER:2026-01-01".',
+            id="last-seen-operator",
         ),
         pytest.param(
             {"archived": "IS:yes"},
