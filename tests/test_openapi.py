@@ -146,6 +146,9 @@ UNLEASH_TAGS = {
     "/api/admin/projects/{projectId}/access": "Projects",
     "/api/admin/projects/archive/{projectId}": "Projects",
     "/api/admin/projects/revive/{projectId}": "Projects",
+    "/api/admin/features-batch/export": "Import/Export",
+    "/api/admin/features-batch/validate": "Import/Export",
+    "/api/admin/features-batch/import": "Import/Export",
     # The flag batch operations (archiveFeatures, reviveFeatures), tagged as Unleash tags them.
     "/api/admin/projects/{projectId}/archive": "Features",
     "/api/admin/projects/{projectId}/revive": "Archive",
