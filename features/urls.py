@@ -1,6 +1,7 @@
 from django.urls import path
 
 from features.clone_views import FeatureCloneViewSet
+from features.export_import_views import FeaturesBatchViewSet
 from features.metadata_views import (
     ArchivedFeatureViewSet,
     FeatureEnvironmentInfoViewSet,
@@ -203,5 +204,20 @@ urlpatterns = [
             }
         ),
         name="feature-strategy",
+    ),
+    path(
+        "features-batch/export",
+        FeaturesBatchViewSet.as_view({"post": "export"}),
+        name="features-batch-export",
+    ),
+    path(
+        "features-batch/validate",
+        FeaturesBatchViewSet.as_view({"post": "validate"}),
+        name="features-batch-validate",
+    ),
+    path(
+        "features-batch/import",
+        FeaturesBatchViewSet.as_view({"post": "import_"}),
+        name="features-batch-import",
     ),
 ]
