@@ -12,16 +12,19 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
+from features.models import FeatureType
 from features.strategy_serializers import CreateFeatureStrategySchemaSerializer
 from features.validators import MAX_FLAG_NAME_LENGTH
 from features.variant_serializers import CreateVariantSchemaSerializer, check_variant_list
 from flagadmin.api.fields import (
     StrictBooleanField,
     StrictCharField,
+    StrictChoiceField,
     StrictDictField,
     StrictIntegerField,
     StrictListField,
     StrictSerializer,
+    UrlFriendlyNameField,
 )
 
 
@@ -54,9 +57,9 @@ class ExportQuerySchemaSerializer(StrictSerializer):
 
 
 class ImportFeatureSerializer(StrictSerializer):
-    name = StrictCharField(max_length=MAX_FLAG_NAME_LENGTH)
+    name = UrlFriendlyNameField(max_length=MAX_FLAG_NAME_LENGTH)
     description = _optional_text()
-    type = StrictCharField(required=False)
+    type = StrictChoiceField(choices=FeatureType.values, required=False)
     project = _optional_text()
     stale = StrictBooleanField(required=False, allow_null=True)
     impressionData = StrictBooleanField(required=False, allow_null=True)
@@ -98,7 +101,7 @@ class ImportLegalValueSerializer(StrictSerializer):
 
 
 class ImportContextFieldSerializer(StrictSerializer):
-    name = StrictCharField(max_length=100)
+    name = UrlFriendlyNameField(max_length=100)
     description = _optional_text()
     stickiness = StrictBooleanField(required=False, allow_null=True)
     sortOrder = StrictIntegerField(required=False, allow_null=True)

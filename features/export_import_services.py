@@ -293,6 +293,16 @@ class _Plan:
             if strategy["name"] not in self.definitions
         ]
 
+    def strategies_of_other_flags(self) -> list[str]:
+        names = set(self.names)
+        return list(
+            dict.fromkeys(
+                strategy["feature_name"]
+                for strategy in self.data["featureStrategies"]
+                if strategy["feature_name"] not in names
+            )
+        )
+
     def custom_strategies(self) -> list[str]:
         names = dict.fromkeys(strategy["name"] for strategy in self.data["featureStrategies"])
         return [name for name in names if self.definitions.get(name) is False]
@@ -473,6 +483,11 @@ def _without_archived(data: dict[str, Any], archived: set[str]) -> dict[str, Any
 def _verify(plan: _Plan, has_permission: Callable[[str], bool]) -> None:
     """Unleash's `importVerify`, its refusals in its order and words (and duplicates, which
     Unleash only reports in `validate` and then fails on with a 409 halfway)."""
+    if strays := plan.strategies_of_other_flags():
+        # Unleash would add them to whatever flag of that name the project has, or fail.
+        raise ImportRefused(
+            "Some strategies name flags that are not in the import: " + ", ".join(strays)
+        )
     if unsupported := plan.unsupported_strategies():
         raise ImportRefused(
             "Some of the strategies you are trying to import are not supported.",

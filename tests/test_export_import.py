@@ -582,6 +582,19 @@ def test_validate__missing_permissions__named_as_unleash_names_them(viewer_clien
                 "project": "default",
                 "environment": "development",
                 "data": {
+                    "features": [{"name": "a b", "type": "nope"}],
+                    "featureStrategies": [],
+                    "tagTypes": [],
+                },
+            },
+            ["/body/data/features/0/name", "/body/data/features/0/type"],
+            id="bad-flag",
+        ),
+        pytest.param(
+            {
+                "project": "default",
+                "environment": "development",
+                "data": {
                     "features": [],
                     "featureStrategies": [
                         {
@@ -687,3 +700,20 @@ def test_import__refused_halfway__nothing_written(importer):
     assert _events(before) == []
     assert not Feature.objects.filter(name__startswith="ie-").exists()
     assert not TagType.objects.filter(name="ie-team").exists()
+
+
+def test_import__strategy_of_a_flag_not_imported__400(importer):
+    data = unleash_export()
+    data["features"] = [f for f in data["features"] if f["name"] == "ie-child"]
+    data["featureEnvironments"] = data["featureEnvironments"][:1]
+    data["dependencies"] = []
+    data["segments"] = []
+    before = _last_event_id()
+
+    response = post(
+        importer, IMPORT, {"project": "default", "environment": "development", "data": data}
+    )
+
+    error = assert_error(response, 400, "ValidationError")
+    assert error["message"] == "Some strategies name flags that are not in the import: ie-parent"
+    assert _events(before) == []
