@@ -4,6 +4,8 @@ the orders, the time bound, thread safety, and that docs/caches.md declares ever
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import re
 import sys
 import threading
@@ -268,6 +270,13 @@ def caches_of_the_app() -> set[str]:
     them, or held by a module global of one of the app's classes), once everything that serves
     a request is loaded."""
     get_resolver().url_patterns  # noqa: B018 (imports every view and what it uses)
+    for package in sorted(APP_PACKAGES):  # and every other module, whatever ran before
+        for module in pkgutil.walk_packages(
+            importlib.import_module(package).__path__, prefix=f"{package}."
+        ):
+            entry_point = module.name.rsplit(".", 1)[-1] in ("__main__", "wsgi", "asgi")
+            if ".migrations" not in module.name and not entry_point:
+                importlib.import_module(module.name)
     names = set()
     for name, module in list(sys.modules.items()):
         if name.split(".")[0] not in APP_PACKAGES:
