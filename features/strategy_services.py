@@ -12,7 +12,6 @@ from django.db.models import Max
 from definitions.selectors import legal_values, strategy_exists
 from features.limits import check_constraints, check_strategy_count, check_strategy_segments
 from features.locks import (
-    FeatureEnvironmentNotFound,
     lock_flag_environment,
     lock_named_flags,
     lock_strategy,
@@ -417,21 +416,6 @@ def update_feature_strategy_from_stored(
         return update_feature_strategy(
             feature=feature, environment=environment, strategy=strategy, **definition, actor=actor
         )
-
-
-def check_room_for_strategy(feature_environment: FeatureEnvironment) -> None:
-    """For the Django admin's strategy page, which stores the strategy itself, inside the
-    transaction that validates it: the flag environment the strategy joins is locked until the
-    commit, as `add_feature_strategy` locks it, and Unleash's limit of strategies checked
-    under that lock (`LimitExceededError`), so two pages cannot both take the last place.
-    Nothing to check for an entry deleted meanwhile."""
-    try:
-        locked = lock_flag_environment(
-            feature_environment.feature, feature_environment.environment_id
-        )
-    except FeatureEnvironmentNotFound:
-        return
-    check_strategy_count(locked.strategies.count())
 
 
 def _turn_off_without_enabled_strategy(feature: Feature, environment: str, actor: Actor) -> None:
