@@ -481,6 +481,11 @@ def flag(admin_client) -> None:
     [
         pytest.param({"contextName": "tier", "operator": "IN", "values": ["gold"]}, id="legal"),
         pytest.param({"contextName": "nope", "operator": "IN", "values": ["x"]}, id="unknown"),
+        # Unleash 8.2's validateConstraint checks a REGEX's value against the legal values too
+        # (checked on the reference: 200 for "gold").
+        pytest.param(
+            {"contextName": "tier", "operator": "REGEX", "value": "gold"}, id="regex-legal"
+        ),
     ],
 )
 def test_flag_constraint__legal_or_unknown_field__200(admin_client, flag, constraint):
@@ -503,6 +508,13 @@ def test_flag_constraint__legal_or_unknown_field__200(admin_client, flag, constr
             {"contextName": "tier", "operator": "SEMVER_EQ", "value": "1.0.0"},
             "/body/constraints/0/value",
             id="single-value-not-legal",
+        ),
+        # The reference answers 400 "go.* is not specified as a legal value on this context
+        # field": a pattern is compared with the legal values as they are, not matched.
+        pytest.param(
+            {"contextName": "tier", "operator": "REGEX", "value": "go.*"},
+            "/body/constraints/0/value",
+            id="regex-value-not-legal",
         ),
     ],
 )
