@@ -110,10 +110,13 @@ def _state(found: Filter) -> Q:
 
 
 def _tagged(found: Filter) -> Q:
-    pairs = [value.split(":", 1) for value in found.values]
+    # A tag named twice is one tag: all of them means each distinct one (Unleash 8.2 counts the
+    # repeats and so matches no flag).
+    split = (value.split(":", 1) for value in found.values)
+    pairs = dict.fromkeys((tag_type.strip(), value.strip()) for tag_type, value in split)
     matching = Q(pk__in=[])
     for tag_type, value in pairs:
-        matching |= Q(tag__type_id=tag_type.strip(), tag__value=value.strip())
+        matching |= Q(tag__type_id=tag_type, tag__value=value)
     links = FeatureTag.objects.filter(matching)
     return _members(found, links, "feature_id", "tag_id", len(pairs))
 

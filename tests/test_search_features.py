@@ -251,6 +251,17 @@ def tagged(flags):
         pytest.param("INCLUDE:simple:red", ["a-release", "b-ops"], id="include"),
         pytest.param("INCLUDE_ANY_OF:simple:blue,team:red", ["a-release", "c-stale"], id="any"),
         pytest.param("INCLUDE_ALL_OF:simple:red,simple:blue", ["a-release"], id="all-of"),
+        # A tag named twice is one tag. Unleash 8.2 compares its count of matching tags with the
+        # count of values sent, repeats included, so it answers no flag for these (checked on
+        # the reference); all of {red} is every flag tagged red.
+        pytest.param(
+            "INCLUDE_ALL_OF:simple:red,simple:red", ["a-release", "b-ops"], id="all-of-repeated"
+        ),
+        pytest.param(
+            "INCLUDE_ALL_OF:simple:red,simple: red,simple:blue",
+            ["a-release"],
+            id="all-of-repeated-spaced",
+        ),
         pytest.param("DO_NOT_INCLUDE:simple:red", ["c-stale", "d-kill", "e-recent"], id="not"),
         pytest.param(
             "EXCLUDE_IF_ANY_OF:simple:blue,team:red", ["b-ops", "d-kill", "e-recent"], id="none"
@@ -259,6 +270,11 @@ def tagged(flags):
             "EXCLUDE_ALL:simple:red,simple:blue",
             ["b-ops", "c-stale", "d-kill", "e-recent"],
             id="exclude-all",
+        ),
+        pytest.param(
+            "EXCLUDE_ALL:simple:red,simple:red",
+            ["c-stale", "d-kill", "e-recent"],
+            id="exclude-all-repeated",
         ),
     ],
 )
