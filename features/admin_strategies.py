@@ -295,6 +295,14 @@ class FeatureStrategyAdmin(AuditedModelAdmin):
     def response_post_save_change(self, request: HttpRequest, obj: FeatureStrategy) -> HttpResponse:
         return HttpResponseRedirect(flag_page(obj.feature_environment.feature_id))
 
+    def has_delete_permission(
+        self, request: HttpRequest, obj: FeatureStrategy | None = None
+    ) -> bool:
+        # As the API (its 404): an archived flag's strategies stay as they were archived.
+        if obj is not None and obj.feature_environment.feature.archived_at is not None:
+            return False
+        return super().has_delete_permission(request, obj)
+
     def delete_model(self, request: HttpRequest, obj: FeatureStrategy) -> None:
         state = obj.feature_environment
         delete_feature_strategy(
