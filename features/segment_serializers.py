@@ -8,7 +8,6 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
-from features.limits import strategy_segments_problem
 from features.regexes import regex_count_problem
 from features.serializers import ConstraintSchemaSerializer
 from features.strategy_serializers import CreateConstraintSchemaSerializer
@@ -146,9 +145,3 @@ class UpdateFeatureStrategySegmentsSchemaSerializer(StrictSerializer):
         child=StrictIntegerField(min_value=0),
         help_text="The segments' ids (a repeated one counts once).",
     )
-
-    def validate_segmentIds(self, value: list[int]) -> list[int]:
-        # Unleash's sentence, as the strategy endpoints give it.
-        if problem := strategy_segments_problem(value):
-            raise ValidationError.for_property("/body/segmentIds", problem)
-        return value

@@ -15,14 +15,18 @@ from collections.abc import Sequence
 
 from django.db import transaction
 
+from features.limits import strategy_segments_problem
 from features.locks import lock_flag_environment, lock_strategy
-from features.models import Feature, FeatureStrategy, FeatureStrategySegment, Segment
-from features.segment_services import project_segments_problem
+from features.models import Feature, FeatureStrategy, FeatureStrategySegment
 from features.services import tags_of
-from features.strategy_services import FEATURE_STRATEGY_UPDATE, strategy_event_data
+from features.strategy_services import (
+    FEATURE_STRATEGY_UPDATE,
+    check_segments_usable,
+    strategy_event_data,
+)
 from flagadmin.core.actors import Actor
 from flagadmin.core.audit import record_event
-from flagadmin.core.errors import InvalidInputError, NotFoundError, Problem
+from flagadmin.core.errors import InvalidInputError, NotFoundError
 
 # The body's name for the list, which refusals point at.
 FIELD = "segmentIds"
@@ -54,16 +58,6 @@ def find_strategy(*, project_id: str, environment: str, strategy_id: str) -> Fea
     return strategy
 
 
-def _check_usable(segment_ids: Sequence[int], project_id: str) -> None:
-    # Locked until the commit: a segment's project cannot change meanwhile (its writer locks it).
-    segments = Segment.objects.select_for_update(no_key=True).filter(pk__in=segment_ids)
-    known = set(segments.order_by("pk").values_list("pk", flat=True))
-    if missing := [segment_id for segment_id in segment_ids if segment_id not in known]:
-        raise InvalidInputError(Problem.of([FIELD], f"names unknown segments: {missing}"))
-    if problem := project_segments_problem(project_id, segment_ids):
-        raise InvalidInputError.at([FIELD], problem)
-
-
 def set_strategy_segments(
     *, strategy: FeatureStrategy, segment_ids: Sequence[int], actor: Actor
 ) -> FeatureStrategy:
@@ -76,9 +70,12 @@ def set_strategy_segments(
     with transaction.atomic():
         lock_flag_environment(feature, environment)
         strategy = lock_strategy(strategy)
+        # Unleash's limit (`features.limits`), on the distinct ids, at the body's name for them.
+        if problem := strategy_segments_problem(wanted):
+            raise InvalidInputError.at([FIELD], problem)
         if set(wanted) == set(strategy.segment_ids):
             return strategy
-        _check_usable(wanted, feature.project_id)
+        check_segments_usable(wanted, project_id=feature.project_id, field=FIELD)
         before = strategy_event_data(strategy)
         FeatureStrategySegment.objects.filter(strategy=strategy).delete()
         FeatureStrategySegment.objects.bulk_create(

@@ -87,15 +87,19 @@ def _record_strategy_event(
     )
 
 
-def _check_segments(segment_ids: Sequence[int], *, project_id: str) -> None:
-    # Locked until the commit: a segment's project cannot change meanwhile (its writer locks it).
+def check_segments_usable(
+    segment_ids: Sequence[int], *, project_id: str, field: str = "segments"
+) -> None:
+    """The segments exist and the project may use them (400 at `field`, the body's name for the
+    list), each locked until the commit: a segment's project cannot change meanwhile (its
+    writer locks it)."""
     segments = Segment.objects.select_for_update(no_key=True).filter(pk__in=segment_ids)
     known = set(segments.order_by("pk").values_list("pk", flat=True))
     missing = [segment_id for segment_id in segment_ids if segment_id not in known]
     if missing:
-        raise InvalidInputError(Problem.of(["segments"], f"names unknown segments: {missing}"))
+        raise InvalidInputError(Problem.of([field], f"names unknown segments: {missing}"))
     if problem := project_segments_problem(project_id, segment_ids):
-        raise InvalidInputError.at(["segments"], problem)
+        raise InvalidInputError.at([field], problem)
 
 
 def _new_strategy(
@@ -135,7 +139,7 @@ def _new_strategy(
     )
     segment_ids = list(dict.fromkeys(segments))
     if segment_ids:
-        _check_segments(segment_ids, project_id=feature.project_id)
+        check_segments_usable(segment_ids, project_id=feature.project_id)
         FeatureStrategySegment.objects.bulk_create(
             [FeatureStrategySegment(strategy=strategy, segment_id=s) for s in segment_ids]
         )
@@ -379,7 +383,7 @@ def update_feature_strategy(
         strategy.save()
         segment_ids = strategy.segment_ids if segments is None else list(dict.fromkeys(segments))
         if segment_ids != strategy.segment_ids:
-            _check_segments(segment_ids, project_id=feature.project_id)
+            check_segments_usable(segment_ids, project_id=feature.project_id)
             FeatureStrategySegment.objects.filter(strategy=strategy).delete()
             FeatureStrategySegment.objects.bulk_create(
                 [FeatureStrategySegment(strategy=strategy, segment_id=s) for s in segment_ids]

@@ -11,6 +11,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from features.models import FeatureStrategySegment
+from features.segment_strategy_services import find_strategy, set_strategy_segments
+from flagadmin.core.errors import InvalidInputError
 from flagadmin.core.models import AuditEvent, Role, TokenType
 from tests.conftest import assert_error
 from tests.factories import (
@@ -236,6 +238,39 @@ def test_set__over_the_limit__400(admin_client):
             "message": "Strategies may not have more than 5 segments",
         }
     ]
+
+
+def test_set__one_id_repeated_past_the_limit__one_segment_201(admin_client):
+    """Unleash 8.2 counts the repeats (400 "Strategies may not have more than 5 segments" for
+    six times one id) and answers 500 for any repeat under the limit (its insert repeats the
+    link); checked on the reference. A repeated id is one segment here."""
+    first = segment(admin_client, "s1")
+    strategy_id = strategy(admin_client)
+
+    response = send(admin_client, "post", URL, body_for(strategy_id, [first] * 6))
+
+    assert response.status_code == 201, response.content
+    assert response.json() == body_for(strategy_id, [first] * 6)
+    assert links(strategy_id) == [first]
+    (event,) = updates()
+    assert event.data["segments"] == [first]
+
+
+def test_set_strategy_segments__over_the_limit__refused_by_the_service(admin_client):
+    """The limit is the service's, under its locks, whoever calls it (not only the API's
+    serializer)."""
+    ids = [segment(admin_client, f"s{n}") for n in range(6)]
+    found = find_strategy(
+        project_id="default", environment="development", strategy_id=strategy(admin_client)
+    )
+
+    with pytest.raises(InvalidInputError) as refused:
+        set_strategy_segments(strategy=found, segment_ids=ids + ids[:1], actor=UserFactory())
+
+    assert [(p.field, p.message) for p in refused.value.problems] == [
+        (("segmentIds",), "Strategies may not have more than 5 segments")
+    ]
+    assert (links(found.id), updates()) == ([], [])
 
 
 @pytest.mark.parametrize(
