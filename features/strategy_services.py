@@ -9,7 +9,7 @@ from typing import Any
 from django.db import connection, transaction
 from django.db.models import Max
 
-from definitions.selectors import legal_values, strategy_exists
+from definitions.selectors import hold_legal_values, hold_strategy_definition
 from features.limits import check_constraints, check_strategy_count, check_strategy_segments
 from features.locks import (
     lock_flag_environment,
@@ -309,9 +309,9 @@ def add_feature_strategy(
     actor: Actor,
 ) -> FeatureStrategy:
     """Add a strategy to the flag in `environment`; records `feature-strategy-add`."""
-    check_definitions(name, constraints)
     with transaction.atomic():
         feature_environment = lock_flag_environment(feature, environment)
+        check_definitions(name, constraints)
         return _new_strategy(
             feature_environment=feature_environment,
             name=name,
@@ -360,11 +360,11 @@ def update_feature_strategy(
     unless given; `sort_order` (None) too (the API's PUT never moves a strategy, as Unleash's
     does not). Records `feature-strategy-update` with the strategy before and after, or
     nothing when nothing changed."""
-    check_definitions(name, constraints)
     with transaction.atomic():
         # The flag environment first, then the strategy: every strategy writer's order.
         lock_flag_environment(feature, environment)
         strategy = lock_strategy(strategy)
+        check_definitions(name, constraints)
         # Unleash's limits (`features.limits`): a list over one may stay as long as it was.
         check_constraints(constraints, existing=strategy.constraints)
         if segments is not None:
@@ -505,8 +505,11 @@ def check_definitions(name: str, constraints: Sequence[dict]) -> None:
     """Unleash's checks of a strategy against the definitions: its type must exist (400 "Could
     not find strategy type", `validateStrategyType`), and a constraint on a context field that
     lists legal values may use only those (`validateLegalValues`). A constraint on a context
-    field that does not exist is taken, as Unleash takes it."""
-    if not strategy_exists(name):
+    field that does not exist is taken, as Unleash takes it. Call inside the write's
+    transaction, after its flag environment's lock: the definitions read are held until the
+    commit, so a delete of the type (or a change of the legal values) waits for the write and
+    then sees it."""
+    if not hold_strategy_definition(name):
         raise InvalidInputError(
             Problem.of(
                 ["name"],
@@ -514,7 +517,7 @@ def check_definitions(name: str, constraints: Sequence[dict]) -> None:
                 refused=name,
             )
         )
-    legal = legal_values({c.get("contextName") for c in constraints if c.get("contextName")})
+    legal = hold_legal_values({c.get("contextName") for c in constraints if c.get("contextName")})
     problems = []
     for index, constraint in enumerate(constraints):
         allowed = legal.get(constraint.get("contextName"))
