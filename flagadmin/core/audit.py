@@ -82,9 +82,9 @@ class DiffRow:
 def diff_event_data(pre_data: Any, data: Any) -> list[DiffRow]:
     """An event's pre-data and data side by side, key by key. Objects are walked to their
     leaves, so a change deep in a strategy is one row; lists of objects (strategies, variants)
-    are compared item by item, object keys in sorted order; lists of plain values (ids, permissions, values) and other
-    values are compared whole. A created event's keys are all added, a deleted one's all
-    removed."""
+    are compared item by item, object keys in sorted order; lists of plain values (ids,
+    permissions, values) and other values are compared whole. A created event's keys are all
+    added, a deleted one's all removed."""
     rows: list[DiffRow] = []
     if pre_data is None and data is None:
         return rows
