@@ -232,8 +232,13 @@ def test_flag_environment_write__locks_the_flags_entry_not_the_environment(admin
     locking = [query["sql"] for query in queries if " FOR " in query["sql"]]
     assert locking
     assert [sql for sql in locking if "projects_environment" in sql] == []
+    # The definitions a strategy names, shared (docs/lock-order.md); nothing else of theirs.
+    definitions = [sql for sql in locking if '"definitions_' in sql]
+    assert [sql for sql in definitions if not sql.endswith(" FOR SHARE")] == []
+    assert bool(definitions) == (action == "strategies")
     # NO KEY, as an UPDATE of the entry: the key-share locks of foreign keys to it still pass.
-    assert [sql for sql in locking if "FOR NO KEY UPDATE" not in sql] == []
+    flag_rows = [sql for sql in locking if sql not in definitions]
+    assert [sql for sql in flag_rows if "FOR NO KEY UPDATE" not in sql] == []
 
 
 @pytest.mark.django_db
