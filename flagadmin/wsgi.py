@@ -14,8 +14,9 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "flagadmin.settings")
 application = get_wsgi_application()
 
 from flagadmin.serving.answered_from_memory import AnsweredFromMemory  # noqa: E402
+from flagadmin.serving.request_body import BodyReadToTheEnd  # noqa: E402
 
-application = AnsweredFromMemory(application)
+application = BodyReadToTheEnd(AnsweredFromMemory(application))
 
 from flagadmin.core.bootstrap import bootstrap_api_tokens  # noqa: E402  (needs Django set up)
 
