@@ -8,6 +8,11 @@ import tempfile
 
 os.environ.setdefault("SECRET_KEY", "test-secret-key-not-for-production")
 os.environ.setdefault("DEBUG", "0")
+# PostgreSQL's statement bound (3 s in production) sized for a test machine that CI may share
+# with other runs (a 6-row query once waited 3.5 s there and answered 503), still short enough
+# that a lock wait the concurrency tests must not see fails them. The tests of the
+# bound itself set their own (tests/test_database_outage.py).
+os.environ.setdefault("DB_STATEMENT_TIMEOUT", "10")
 
 from flagadmin.settings import *  # noqa: F403
 

@@ -38,7 +38,9 @@ PREPARE_ONLY_WHEN_ASKED = 2**31 - 1
 PREPARED = {"prepare_threshold": PREPARE_ONLY_WHEN_ASKED}
 
 
-def test_database_url__postgres_every_part():
+def test_database_url__postgres_every_part(monkeypatch):
+    # The production default bound (the test settings raise it, tests/settings.py).
+    monkeypatch.setattr(settings_module, "DB_STATEMENT_TIMEOUT", 3)
     database = database_from_url(
         "postgres://flag%40admin:p%3Ass%2Fw@db.example.com:6543/flags?sslmode=require"
     )
