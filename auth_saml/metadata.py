@@ -6,9 +6,9 @@ the start, and `/auth/saml/metadata` serves the same document while sign-in is e
 
 Written here as XML rather than by pysaml2 (`saml2.metadata.entity_descriptor`), which would
 import pysaml2 and xmlschema (~45 MiB) into every process that shows the admin's SAML page, and
-ask the xmlsec1 program for its algorithms on each call. `tests/test_saml_metadata.py` holds this
-document to what pysaml2 writes for the sign-in configuration (`auth_saml.config`), and the
-sign-in tests' identity provider reads it.
+ask the xmlsec1 program for its algorithms on each call. `tests/auth_saml/test_saml_metadata.py`
+holds this document to what pysaml2 writes for the sign-in configuration (`auth_saml.config`), and
+the sign-in tests' identity provider reads it.
 
 It carries no signing certificate: this service provider signs nothing but logout requests,
 with the optional key of `spCertificate`, whose certificate the IdP is given by hand (as

@@ -11,7 +11,7 @@ os.environ.setdefault("DEBUG", "0")
 # PostgreSQL's statement bound (3 s in production) sized for a test machine that CI may share
 # with other runs (a 6-row query once waited 3.5 s there and answered 503), still short enough
 # that a lock wait the concurrency tests must not see fails them. The tests of the
-# bound itself set their own (tests/test_database_outage.py).
+# bound itself set their own (tests/api/test_database_outage.py).
 os.environ.setdefault("DB_STATEMENT_TIMEOUT", "10")
 
 from flagadmin.settings import *  # noqa: F403
@@ -19,7 +19,7 @@ from flagadmin.settings import *  # noqa: F403
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 LOGGING["root"]["level"] = "WARNING"  # noqa: F405
 # Tests change flags and read them back at once: no reuse of client-token lookups between
-# requests (tests/test_client_api.py turns it on where it is the subject).
+# requests (tests/client_api/test_client_api.py turns it on where it is the subject).
 CLIENT_API_REUSE_SECONDS = 0
 
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405

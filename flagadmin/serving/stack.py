@@ -46,7 +46,7 @@ from typing import IO
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 # Unleash's body limit, as settings.MAX_REQUEST_BODY_BYTES (not imported: the launcher does not
-# load the Django settings); tests/test_serving.py holds the two equal.
+# load the Django settings); tests/serving/test_serving.py holds the two equal.
 MAX_BODY_BYTES = 100 * 1024
 
 # nginx's header buffers: a request line or one header line fits in one, all the headers in all.

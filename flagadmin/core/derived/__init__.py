@@ -5,7 +5,7 @@ docs/derived-data.md.
 The triggers fire in the transaction of every write, whatever makes it (the API, the Django
 admin, a management command, SQL by hand). This module is the declaration: each app's latest
 migration that calls `apply` makes the database hold exactly this, and
-`tests/test_derived_declared.py` compares the live database's triggers with it.
+`tests/core/test_derived_declared.py` compares the live database's triggers with it.
 
 It holds only SQL text keyed by table names: the tables belong to `features`, `projects`,
 `groups` and the core, which lie above this app (docs/architecture.md), so nothing here imports
