@@ -11,7 +11,7 @@ project for development. Each round then drives `GET /api/client/features` with 
 (`--connections`, `--duration` seconds) against flagadmin, then against Unleash: first the full
 answer, then with `If-None-Match` carrying the server's ETag (304, what SDKs get almost every
 time). Each load starts once the machine is quiet (bench/versus_unleash.py's `settle`).
-flagadmin is served by the production stack (nginx + gunicorn, `--workers` x `--threads`).
+flagadmin is served by the production stack (nginx + granian, `--workers` x `--threads`).
 
 The bench flags are archived in Unleash at the end (`--keep` leaves them active), so that the
 shared reference server answers others as it did, and revived by the next run; flags of others
@@ -252,7 +252,7 @@ def main() -> int:
 
     print(
         f"{args.rounds} rounds together, {args.connections} connections, {args.flags} flags; "
-        f"flagadmin: nginx + {args.workers} gunicorn workers x {args.threads} threads"
+        f"flagadmin: nginx + {args.workers} granian workers x {args.threads} threads"
     )
     for load in loads:
         together = {name: combined(entries)[0] for name, entries in figures[load].items()}

@@ -1,12 +1,12 @@
 """Fault tests: the production stack against a private PostgreSQL cluster that is stopped,
-crashed and frozen under load, a gunicorn worker killed, and slow clients holding connections.
+crashed and frozen under load, an app server worker killed, and slow clients holding connections.
 
     .venv/bin/python bench/faults.py            # about four minutes; needs root or the
                                                 # postgres binaries runnable as this user
 
 It starts its own PostgreSQL 15 cluster (initdb into a temporary folder, `--pg-port` 55433,
 loopback only; as root the server runs as the `postgres` user through runuser), migrates it,
-serves the app with `python -m flagadmin.serving` (nginx in front of 2 gunicorn gthread
+serves the app with `python -m flagadmin.serving` (nginx in front of 2 granian
 workers), and drives a bounded load the whole time: writer threads creating flags with unique
 names (a 201 is an acknowledged write, recorded), a reader listing projects, and probes of
 /health and /ready. Then, one after the other:
@@ -15,7 +15,7 @@ names (a 201 is an acknowledged write, recorded), a reader listing projects, and
   crash         pg_ctl stop -m immediate (no shutdown checkpoint), down 5 s, started again
   freeze-10s    SIGSTOP to every PostgreSQL process for 10 s, then SIGCONT
   freeze-40s    the same for 40 s
-  kill-worker   kill -9 of one gunicorn worker (gunicorn starts another)
+  kill-worker   kill -9 of one app server worker (granian starts another)
   slow-clients  200 connections sending a partial request header and 50 sending a body that
                 stalls, held 15 s
 
@@ -336,15 +336,17 @@ def missing_writes(url: str, names: list[str]) -> int:
     return len(names) - stored_writes(url, names)
 
 
-def gunicorn_workers(server_pid: int) -> list[int]:
-    """gunicorn's workers: the grandchildren of flagadmin.serving through gunicorn's master."""
+def app_workers(server_pid: int) -> list[int]:
+    """The app server's workers: the grandchildren of flagadmin.serving through granian's
+    main process."""
     result = []
     for pid in _descendants(server_pid):
         with contextlib.suppress(OSError):
             command = Path(f"/proc/{pid}/cmdline").read_bytes()
             parent = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
             parent_command = Path(f"/proc/{parent}/cmdline").read_bytes()
-            if b"gunicorn" in command and b"gunicorn" in parent_command:
+            server = b"flagadmin.serving.app_server"
+            if server in command and server in parent_command:
                 result.append(pid)
     return result
 
@@ -424,7 +426,7 @@ def main() -> int:
         ) as base_url:
             host, port = base_url.removeprefix("http://").split(":")
             server_pid = harness._SERVER_PIDS[base_url]
-            print(f"serving {base_url}: nginx + gunicorn 2 gthread workers x 8 threads")
+            print(f"serving {base_url}: nginx + granian 2 workers x 8 threads")
             load = Load(host, int(port), token)
             load.start()
             time.sleep(3)
@@ -468,14 +470,14 @@ def main() -> int:
                     seconds,
                 )
 
-            workers = gunicorn_workers(server_pid)
+            workers = app_workers(server_pid)
             database_fault(
-                f"kill-worker (kill -9 of gunicorn worker {workers[0]} of {len(workers)})",
+                f"kill-worker (kill -9 of app server worker {workers[0]} of {len(workers)})",
                 lambda: os.kill(workers[0], signal.SIGKILL),
                 lambda: None,
                 0,
             )
-            print(f"  gunicorn workers afterwards: {len(gunicorn_workers(server_pid))}")
+            print(f"  app server workers afterwards: {len(app_workers(server_pid))}")
 
             start = time.monotonic()
             held = hold_slow_clients(host, int(port), token, 200, 50, hold_s=15)

@@ -20,8 +20,8 @@ with wrk (`--connections`, `--duration` s) against flagadmin, then against Unlea
 once the machine is quiet, in two loads: `returning`, 1,000 visitors each asking with its own
 session (as the browser SDK does, which keeps its `sessionId`), and `new`, every request a new
 session, so that no answer is asked for twice.
-flagadmin is served by the production stack (nginx + gunicorn, `--workers` x `--threads`).
-Memory is sampled during each load: per gunicorn worker (RSS and PSS), and Unleash's process.
+flagadmin is served by the production stack (nginx + granian, `--workers` x `--threads`).
+Memory is sampled during each load: per app server worker (RSS and PSS), and Unleash's process.
 
 Unleash 8.2 answers at most 20,000 SDK requests a minute per address on /api/client and
 /api/frontend together, then 429: each of its loads starts in a fresh window, rates count the
@@ -284,14 +284,16 @@ def fresh_rate_limit_window(base_url: str, token: str) -> None:
 
 
 def worker_memory(root: int) -> list[tuple[float, float]]:
-    """(RSS, PSS) in MiB of each gunicorn worker under the stack whose root is `root`."""
+    """(RSS, PSS) in MiB of each app server worker under the stack whose root is `root`: the
+    app server's processes but its main one, the stack's child."""
     found = []
     for pid in tree(root):
         try:
             command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+            parent = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
         except OSError:
             continue
-        if b"gunicorn" in command and b"worker" in command:
+        if b"flagadmin.serving.app_server" in command and parent != root:
             rss, pss = memory_kib([pid])
             found.append((rss / 1024, pss / 1024))
     return found
@@ -417,7 +419,7 @@ def main() -> int:
 
     print(
         f"{args.rounds} rounds together, {args.connections} connections, {args.flags} flags "
-        f"({args.flags // ENABLED_EVERY} on); flagadmin: nginx + {args.workers} gunicorn "
+        f"({args.flags // ENABLED_EVERY} on); flagadmin: nginx + {args.workers} granian "
         f"workers x {args.threads} threads"
     )
     for load in loads:

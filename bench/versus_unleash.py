@@ -11,10 +11,10 @@ and then reads the project's flags (`GET .../features`, the `--existing` flags) 
 the flags a round created are archived and deleted afterwards through each server's API, so
 open-source Unleash stays under its 5,000-flag limit and both keep the same data; then each
 server's database is vacuumed (`--unleash-database-url` for Unleash's), as autovacuum would.
-flagadmin is served by the production stack (nginx + gunicorn, `--workers` x `--threads`).
+flagadmin is served by the production stack (nginx + granian, `--workers` x `--threads`).
 Each round starts once the machine is quiet (under 10 % busy), so that neither server works
 off the other's load in it. Memory is sampled every 0.2 s during each load: the resident set
-(RSS) of every process of each server (flagadmin: nginx and gunicorn, master and workers;
+(RSS) of every process of each server (flagadmin: nginx and granian, main process and workers;
 Unleash: its node process) and the proportional set (PSS), which counts pages shared between
 forked workers once.
 
@@ -356,7 +356,7 @@ def main() -> int:
 
     print(
         f"{args.rounds} rounds together, {args.connections} connections, {args.existing} flags "
-        f"present; flagadmin: nginx + {args.workers} gunicorn workers x {args.threads} threads"
+        f"present; flagadmin: nginx + {args.workers} granian workers x {args.threads} threads"
     )
     for workload, (_, unit) in WORKLOADS.items():
         print(f"  {workload}:")

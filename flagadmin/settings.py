@@ -278,7 +278,7 @@ AXES_SENSITIVE_PARAMETERS = ["username", "ip_address", "SAMLResponse"]
 # The client's address: REMOTE_ADDR, or behind SIGNIN_PROXY_COUNT reverse proxies, the address
 # they append to X-Forwarded-For (never a value the client can set alone).
 SIGNIN_PROXY_COUNT = int(os.environ.get("SIGNIN_PROXY_COUNT", "0"))
-# Set by flagadmin.serving for the gunicorn it starts behind its own nginx, which replaces any
+# Set by flagadmin.serving for the app server it starts behind its own nginx, which replaces any
 # X-Real-IP a client sent (flagadmin/serving/client_address.py); not a setting for operators.
 CLIENT_ADDRESS_FROM_LOCAL_PROXY = os.environ.get("FLAGADMIN_BEHIND_LOCAL_NGINX") == "1"
 AXES_CLIENT_IP_CALLABLE = "flagadmin.serving.client_address.signin_client_address"

@@ -1,3 +1,3 @@
-"""The serving infrastructure: the production stack (nginx + gunicorn,
+"""The serving infrastructure: the production stack (nginx + granian,
 `python -m flagadmin.serving`), the PostgreSQL database backend, memory tuning and the client
 address behind the local proxy."""

@@ -1,6 +1,6 @@
 """The client's address when the app is served behind the production stack's nginx.
 
-gunicorn then listens on a Unix socket that only that nginx reaches (flagadmin.serving), so
+The app server then listens on a Unix socket that only that nginx reaches (flagadmin.serving), so
 REMOTE_ADDR is empty and every client would look alike, to sign-in throttling (django-axes,
 per address) among others. nginx passes the address it accepted the connection from in
 X-Real-IP, replacing whatever a client sent there.

@@ -1,15 +1,16 @@
-"""The production serving stack: nginx in front of gunicorn, started and stopped as one.
+"""The production serving stack: nginx in front of the app server (granian), started and
+stopped as one.
 
     python -m flagadmin.serving --bind 0.0.0.0:8000 --workers 2 --threads 8
 
 nginx reads every request whole (headers within `--header-timeout`, the body within
-`--body-timeout`, both buffered) before handing it to gunicorn over a Unix socket, so a slow or
-idle client holds only an nginx connection (a few kB of memory in an event loop), never one of
-gunicorn's threads. nginx also bounds the connections of one client address that are being
+`--body-timeout`, both buffered) before handing it to the app server over a Unix socket, so a
+slow or idle client holds only an nginx connection (a few kB of memory in an event loop), never
+one of the app's threads. nginx also bounds the connections of one client address that are being
 answered (`--max-conn-per-client`; 429 beyond) and answers its own errors (`PROXY_ERRORS`) with
-the API's error body; gunicorn takes whatever nginx passes on, so that the app answers it.
-gunicorn runs `flagadmin.wsgi` with gthread workers (threads share one process's memory), and
-`gunicorn flagadmin.wsgi` alone still serves the app.
+the API's error body; the app server takes whatever nginx passes on, so that the app answers
+it. granian runs `flagadmin.wsgi` in `--workers` processes of `--threads` threads each
+(flagadmin/serving/app_server.py), and `gunicorn flagadmin.wsgi` alone still serves the app.
 
 The nginx configuration is generated at each start into a private temporary folder, which is
 removed at the end; nothing is written to /etc. SIGTERM or SIGINT stops both gracefully; SIGHUP
@@ -67,15 +68,23 @@ PROXY_ERRORS = {
         "ValidationError",
         "This Transfer-Encoding is not supported: send the body with Content-Length or chunked.",
     ),
+    # granian's (hyper's) refusal of a request of more than 100 header lines, answered by it
+    # without a body and replaced by this one (nginx_config).
+    431: ("ValidationError", "The request has more than 100 header fields."),
     502: ("ServiceUnavailableError", "The service is starting or restarting. Try again shortly."),
     504: ("ServiceUnavailableError", "The service did not answer in time. Try again shortly."),
     505: ("ValidationError", "The HTTP version is not supported: use HTTP/1.1 or HTTP/1.0."),
 }
 
+# The statuses nginx takes over in the app's answers, for the error body (PROXY_ERRORS): the app
+# server's own refusal (431) and nginx's errors while proxying (a body too slow, too large once
+# chunked, an app server down or silent). The app itself never answers these.
+APP_ERRORS = (408, 413, 431, 502, 504)
+
 # What replaces a query string or a token's secret in the stack's output.
 REDACTED = "[redacted]"
 # A query string after a path, in any line: nginx's error log quotes the request line and the
-# upstream URL, gunicorn's names the URI of a request it could not handle.
+# upstream URL, gunicorn's (when it serves alone) the URI of a request it could not handle.
 _QUERY_STRING = re.compile(rb"(?<=[\w/.~%-])\?[^\s\"']+")
 # An API token's secret (`*:*.<64 hex>`, `project:env.<64 hex>`, `user:<64 hex>`).
 _TOKEN_SECRET = re.compile(rb"(?<=[.:])[0-9a-fA-F]{32,}\b")
@@ -100,6 +109,9 @@ def nginx_config(
     """The whole nginx.conf for one run (no include of the system's configuration)."""
     error_pages = "\n".join(
         f"        error_page {code} /__proxy_error/{code};" for code in PROXY_ERRORS
+    )
+    app_error_pages = "\n".join(
+        f"            error_page {code} /__proxy_error/{code};" for code in APP_ERRORS
     )
     error_locations = "\n".join(
         f"""        location = /__proxy_error/{code} {{
@@ -150,12 +162,12 @@ http {{
     keepalive_requests 10000;
     # The app's own limit (settings.MAX_REQUEST_BODY_BYTES), refused here already: a body the
     # app answers without reading (413) and larger than the socket's buffer would leave nginx
-    # writing into a connection gunicorn has closed, and the client would get a 502.
+    # writing into a connection the app server has closed, and the client would get a 502.
     client_max_body_size {MAX_BODY_BYTES};
     client_body_buffer_size {MAX_BODY_BYTES};
     # The longest request line and header line, and the most header bytes (all the buffers);
-    # longer ones are refused here with the error body (414, 494), and gunicorn takes all that
-    # nginx passes (gunicorn_command).
+    # longer ones are refused here with the error body (414, 494); the app server takes all that
+    # nginx passes, but for more than 100 header lines (APP_ERRORS).
     large_client_header_buffers {HEADER_BUFFERS} {HEADER_BUFFER_BYTES // 1024}k;
 
     # Answers compressed for clients that ask (Accept-Encoding: gzip), as Unleash does: a
@@ -190,7 +202,9 @@ http {{
         proxy_set_header X-Real-IP $remote_addr;
         proxy_set_header X-Forwarded-For $remote_addr;
         proxy_set_header X-Forwarded-Proto $scheme;
-        # Whole request read before gunicorn sees it; whole answer taken from it at once.
+        # The path as the client sent it: granian passes only the decoded one (app_environ.py).
+        proxy_set_header X-Request-URI $request_uri;
+        # Whole request read before the app server sees it; whole answer taken from it at once.
         proxy_request_buffering on;
         proxy_buffering on;
         proxy_buffers 64 16k;
@@ -199,8 +213,10 @@ http {{
         proxy_read_timeout 30s;
         proxy_send_timeout 30s;
 
+        # Every request passes through here, where nginx's own refusals (the connection limit,
+        # a body over the limit) get the server's error pages, to @app. The file is never there.
         location / {{
-            proxy_pass http://flagadmin;
+            try_files /.flagadmin-no-such-file @app;
         }}
 
         # nginx refuses TRACE itself (405, an HTML page without the `Allow` header RFC 9110
@@ -209,6 +225,12 @@ http {{
         error_page 405 = @app;
         location @app {{
             proxy_pass http://flagadmin;
+            # The app server's own bodiless refusals (APP_ERRORS) are replaced by the error
+            # body. A location's error pages replace the server's: here they are only statuses
+            # the app never answers, and those nginx gives while proxying, so that every answer
+            # of the app passes untouched.
+            proxy_intercept_errors on;
+{app_error_pages}
         }}
 
 {error_pages}
@@ -218,52 +240,27 @@ http {{
 """
 
 
-def gunicorn_command(socket: Path, workers: int, threads: int) -> list[str]:
+def app_server_command(socket: Path, workers: int, threads: int) -> list[str]:
+    """granian serving the app on `socket` (flagadmin/serving/app_server.py)."""
     return [
-        str(Path(sys.executable).parent / "gunicorn"),
-        "flagadmin.wsgi:application",
-        "--bind",
-        f"unix:{socket}",
+        sys.executable,
+        "-m",
+        "flagadmin.serving.app_server",
+        "--uds",
+        str(socket),
         "--workers",
         str(workers),
-        "--worker-class",
-        "gthread" if threads > 1 else "sync",
         "--threads",
         str(threads),
-        "--backlog",
-        "2048",
-        # nginx keeps its upstream connections open; gunicorn must not close them first.
-        "--keep-alive",
-        "75",
-        # The app bounds its own database waits (about 6 s); this is the last resort.
-        "--timeout",
-        "30",
         "--graceful-timeout",
         "20",
-        # Also where gunicorn.conf.py is not read: the default path is shared by every instance.
-        "--no-control-socket",
-        # The app is loaded once, in the master, and the workers share its pages (see the
-        # hooks in gunicorn.conf.py): the whole server's memory grows less per worker.
-        "--preload",
-        # nginx bounds the request line and the headers (HEADER_BUFFERS) and answers what is
-        # longer with the error body; gunicorn's own, lower limits (a 4 kB line, 8 kB fields,
-        # 100 fields) answered what nginx had let through with an HTML page. 0: no line limit.
-        "--limit-request-line",
-        "0",
-        "--limit-request-fields",
-        "32768",
-        "--limit-request-field_size",
-        str(HEADER_BUFFERS * HEADER_BUFFER_BYTES),
-        # No access log from gunicorn (its default): nginx writes it, knowing the client's
-        # address where gunicorn sees a socket. `--access-logfile /dev/null` would still format
-        # every line (a few % of a worker's Python in a profile of flag creation).
     ]
 
 
 class OutputRelay:
     """The children's output, read from their pipes and written by this process alone, whole
     lines at a time, each `redact`ed. One writer keeps a file opened with `>` whole: nginx and
-    gunicorn each writing it at their own offset overwrote each other's lines."""
+    the app server each writing it at their own offset overwrote each other's lines."""
 
     # A line longer than this is written in pieces rather than held.
     MAX_LINE = 64 * 1024
@@ -345,7 +342,7 @@ def _prctl() -> Callable[..., int] | None:
 
 def _stopped_when_this_process_dies() -> Callable[[], None] | None:
     """A `preexec_fn`: the child is sent SIGTERM by the kernel when this process dies, however
-    it dies (SIGKILL included), so nginx and gunicorn never outlive the stack."""
+    it dies (SIGKILL included), so nginx and the app server never outlive the stack."""
     prctl = _prctl()
     if prctl is None:
         return None
@@ -381,7 +378,7 @@ def _children_of_this_process() -> set[int]:
 
 
 class Stack:
-    """nginx and gunicorn as children of this process, with their output relayed and the
+    """nginx and the app server as children of this process, with their output relayed and the
     signals this process gets acted on (`serve`)."""
 
     def __init__(self) -> None:
@@ -412,7 +409,8 @@ class Stack:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             # Its own process group: a terminal's Ctrl-C or hang-up reaches this process
-            # alone, which stops both in order (gunicorn took Ctrl-C as a quick shutdown).
+            # alone, which stops both in order (an app server may take Ctrl-C as a quick
+            # shutdown).
             process_group=0,
             preexec_fn=_stopped_when_this_process_dies(),
             **popen,
@@ -424,32 +422,32 @@ class Stack:
 
     def stop_requested(self) -> bool:
         """Acts on the signals received since the last call: True for SIGTERM or SIGINT, or
-        SIGHUP once the terminal this ran in has closed; any other SIGHUP has nginx and gunicorn
-        replace their workers gracefully, and they go on serving."""
+        SIGHUP once the terminal this ran in has closed; any other SIGHUP has nginx and the app
+        server replace their workers gracefully, and they go on serving."""
         signals, self._signals = self._signals, []
         for signum in signals:
             if signum != signal.SIGHUP:
-                self.relay.say(f"{signal.Signals(signum).name}: stopping nginx and gunicorn")
+                self.relay.say(f"{signal.Signals(signum).name}: stopping nginx and the app server")
                 return True
             if self._had_terminal and not _has_controlling_terminal():
-                self.relay.say("SIGHUP, the terminal has closed: stopping nginx and gunicorn")
+                self.relay.say("SIGHUP, the terminal has closed: stopping nginx and the app server")
                 return True
-            self.relay.say("SIGHUP: nginx and gunicorn replace their workers gracefully")
+            self.relay.say("SIGHUP: nginx and the app server replace their workers gracefully")
             for process in self.processes:
                 if process.poll() is None:
                     process.send_signal(signal.SIGHUP)
         return False
 
     def wait_for_socket(self, path: Path, process: subprocess.Popen, timeout: float) -> bool:
-        """True once gunicorn listens on `path`; False if a stop was asked for first."""
+        """True once the app server listens on `path`; False if a stop was asked for first."""
         deadline = time.monotonic() + timeout
         while not path.exists():
             if self.stop_requested():
                 return False
             if process.poll() is not None:
-                raise SystemExit(f"gunicorn exited with {process.returncode} before serving")
+                raise SystemExit(f"the app server exited with {process.returncode} before serving")
             if time.monotonic() > deadline:
-                raise SystemExit(f"gunicorn did not create {path} in {timeout:.0f} s")
+                raise SystemExit(f"the app server did not create {path} in {timeout:.0f} s")
             self.relay.pump(0.1)
         return True
 
@@ -464,8 +462,8 @@ class Stack:
         return 0
 
     def stop(self, graceful: dict[int, signal.Signals], timeout: float) -> None:
-        """Each child in turn (nginx first: it finishes the requests in flight, which gunicorn
-        answers) with its graceful signal, killed after `timeout` or at a second SIGTERM or
+        """Each child in turn (nginx first: it finishes the requests in flight, which the app
+        server answers) with its graceful signal, killed after `timeout` or at a second SIGTERM or
         SIGINT, then what it left behind; then their last output."""
         for process in reversed(self.processes):
             if process.poll() is None:
@@ -477,7 +475,7 @@ class Stack:
                     process.wait()
                     break
                 self.relay.pump(0.05)
-            # Before gunicorn's turn: an nginx worker left running keeps connections to it.
+            # Before the app server's turn: an nginx worker left running keeps connections to it.
             self._stop_orphans()
         deadline = time.monotonic() + 5
         while self.relay.watching() and time.monotonic() < deadline:
@@ -541,7 +539,7 @@ def main(argv: list[str] | None = None) -> int:
 
     run_dir = Path(tempfile.mkdtemp(prefix="flagadmin-serve-"))
     run_dir.chmod(0o711)  # nginx's workers (another user under root) reach the socket
-    socket = run_dir / "gunicorn.sock"
+    socket = run_dir / "app.sock"
     conf = run_dir / "nginx.conf"
     conf.write_text(
         nginx_config(
@@ -558,21 +556,21 @@ def main(argv: list[str] | None = None) -> int:
     graceful: dict[int, signal.Signals] = {}
     status = 0
     try:
-        gunicorn = stack.start(
-            gunicorn_command(socket, args.workers, args.threads),
+        app_server = stack.start(
+            app_server_command(socket, args.workers, args.threads),
             cwd=REPO_ROOT if (REPO_ROOT / "manage.py").exists() else None,
             # Trust nginx's X-Real-IP (flagadmin/serving/client_address.py): only this nginx
             # reaches the socket, and it replaces whatever a client sent in that header.
             env={**os.environ, "FLAGADMIN_BEHIND_LOCAL_NGINX": "1"},
         )
-        # SIGTERM: gunicorn finishes the requests in flight; SIGQUIT does so for nginx.
-        graceful[gunicorn.pid] = signal.SIGTERM
-        if not stack.wait_for_socket(socket, gunicorn, timeout=60):
+        # SIGTERM: granian finishes the requests in flight; SIGQUIT does so for nginx.
+        graceful[app_server.pid] = signal.SIGTERM
+        if not stack.wait_for_socket(socket, app_server, timeout=60):
             return 0
         proxy = stack.start([nginx, "-e", "stderr", "-p", str(run_dir), "-c", str(conf)])
         graceful[proxy.pid] = signal.SIGQUIT
         stack.relay.say(
-            f"nginx on {args.bind} -> gunicorn ({args.workers} workers x {args.threads} "
+            f"nginx on {args.bind} -> granian ({args.workers} workers x {args.threads} "
             f"threads) on {socket}"
         )
         status = stack.serve()

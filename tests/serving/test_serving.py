@@ -22,15 +22,16 @@ from pathlib import Path
 import pytest
 from django.http import HttpResponse
 from django.test import RequestFactory
-from gunicorn.config import Config
 
+from flagadmin.serving.app_environ import EnvironAsNginxSentIt
 from flagadmin.serving.client_address import ClientAddressFromLocalProxyMiddleware
 from flagadmin.serving.stack import (
+    APP_ERRORS,
     HEADER_BUFFER_BYTES,
     HEADER_BUFFERS,
     MAX_BODY_BYTES,
     PROXY_ERRORS,
-    gunicorn_command,
+    app_server_command,
     nginx_config,
     redact,
 )
@@ -39,7 +40,7 @@ from flagadmin.serving.stack import (
 def _config(run_dir: Path) -> str:
     return nginx_config(
         listen="127.0.0.1:8000",
-        upstream_socket=run_dir / "gunicorn.sock",
+        upstream_socket=run_dir / "app.sock",
         run_dir=run_dir,
         header_timeout=10,
         body_timeout=12,
@@ -57,7 +58,7 @@ def test_nginx_config__bounds_slow_clients_and_buffers_requests(tmp_path):
         "limit_conn per_client 100;",
         "limit_conn_status 429;",
         "proxy_request_buffering on;",
-        f"server unix:{tmp_path}/gunicorn.sock max_fails=0;",
+        f"server unix:{tmp_path}/app.sock max_fails=0;",
         "listen 127.0.0.1:8000 backlog=4096;",
     ]:
         assert directive in config
@@ -91,35 +92,41 @@ def test_nginx_config__nginx_accepts_it(tmp_path):
     assert checked.returncode == 0, checked.stderr
 
 
-def test_gunicorn_command__gthread_workers_on_the_socket(tmp_path):
-    command = gunicorn_command(tmp_path / "g.sock", workers=2, threads=8)
+def test_app_server_command__granian_workers_on_the_socket(tmp_path):
+    command = app_server_command(tmp_path / "app.sock", workers=2, threads=8)
 
-    assert command[1:6] == [
-        "flagadmin.wsgi:application",
-        "--bind",
-        f"unix:{tmp_path}/g.sock",
+    assert command[1:] == [
+        "-m",
+        "flagadmin.serving.app_server",
+        "--uds",
+        f"{tmp_path}/app.sock",
         "--workers",
         "2",
+        "--threads",
+        "8",
+        "--graceful-timeout",
+        "20",
     ]
-    assert command[command.index("--worker-class") + 1] == "gthread"
-    assert command[command.index("--threads") + 1] == "8"
 
 
-def test_gunicorn_command__no_access_log_of_its_own(tmp_path):
-    # nginx writes the access log; one from gunicorn, even to /dev/null, is formatted line by
-    # line on every request.
-    parsed = Config().parser().parse_args(gunicorn_command(tmp_path / "g.sock", 2, 8)[1:])
-
-    assert parsed.accesslog is None
+# Every status the app answers with (flagadmin/api/errors.py, Django's, the views').
+APP_STATUSES = {200, 201, 202, 204, 302, 304, 400, 401, 403, 404, 405, 409, 411, 415, 429, 500, 503}
 
 
-def test_gunicorn_command__takes_every_request_line_and_header_nginx_passes(tmp_path):
-    # nginx refuses longer ones with the error body; gunicorn's lower defaults answered HTML.
-    parsed = Config().parser().parse_args(gunicorn_command(tmp_path / "g.sock", 2, 8)[1:])
+def test_nginx_config__the_apps_answers_pass_untouched(tmp_path):
+    # Answers are taken over only for the statuses of APP_ERRORS, and only where the app is
+    # proxied: the server's error pages stay those of nginx's own refusals.
+    config = _config(tmp_path)
+    app = config[config.index("location @app {") :]
+    app = app[: app.index("}")]
 
-    assert parsed.limit_request_line == 0  # no limit
-    assert parsed.limit_request_field_size >= HEADER_BUFFERS * HEADER_BUFFER_BYTES
-    assert parsed.limit_request_fields == 32768  # gunicorn's most; nginx's 64 kB hold fewer
+    assert "proxy_intercept_errors on;" in app
+    assert re.findall(r"error_page (\d+) /__proxy_error/\1;", app) == [
+        str(code) for code in APP_ERRORS
+    ]
+    assert not set(APP_ERRORS) & APP_STATUSES
+    assert set(APP_ERRORS) <= set(PROXY_ERRORS)
+    assert config.count("proxy_intercept_errors") == 1
 
 
 def test_nginx_config__header_buffers(tmp_path):
@@ -371,3 +378,43 @@ def test_stack__trace_answered_by_the_app_with_allow(nginx_in_front_of):
     assert headers["Content-Type"] == "application/json"
     assert body == METHOD_NOT_ALLOWED
     assert nginx_in_front_of.upstream.methods == ["TRACE"]
+
+
+def _environ_seen_by_the_app(process: dict[str, str], environ: dict[str, str]) -> dict:
+    seen = {}
+
+    def app(environ, start_response):
+        seen.update(environ)
+        return []
+
+    EnvironAsNginxSentIt(app, process)(environ, None)
+    return seen
+
+
+def test_app_server__process_environment__left_out_of_each_request():
+    # granian starts each environ from the process's environment (the settings, with secrets).
+    process = {"SECRET_KEY": "s3cret", "DATABASE_URL": "postgres://u:pw@h/db", "HTTP_PROXY": "x"}
+    request = {"REQUEST_METHOD": "GET", "PATH_INFO": "/", "HTTP_HOST": "h"}
+
+    assert _environ_seen_by_the_app(process, {**process, **request}) == request
+
+
+def test_app_server__process_environment__a_requests_own_header_kept():
+    # A `Proxy` header (HTTP_PROXY) sent by the client is the request's, not the process's.
+    request = {"REQUEST_METHOD": "GET", "HTTP_PROXY": "from-the-client"}
+
+    assert _environ_seen_by_the_app({"HTTP_PROXY": "x"}, request) == request
+
+
+def test_app_server__the_path_as_sent__from_nginx():
+    request = {"PATH_INFO": "/api/admin/projects/a/", "HTTP_X_REQUEST_URI": "/api/a%2F?q=1"}
+
+    assert _environ_seen_by_the_app({}, request) == {
+        "PATH_INFO": "/api/admin/projects/a/",
+        "REQUEST_URI": "/api/a%2F?q=1",
+    }
+
+
+def test_nginx_config__the_path_as_sent_to_the_app_server(tmp_path):
+    # Set on every request, so that a client's own X-Request-URI never reaches the app.
+    assert "proxy_set_header X-Request-URI $request_uri;" in _config(tmp_path)
