@@ -23,6 +23,7 @@ from flagadmin.core.audit import record_event
 from flagadmin.core.locks import members_write
 from flagadmin.core.models import AccountType, User
 from groups.models import Group, GroupMembership
+from groups.services import record_member_added, record_member_removed
 from users.services import create_user
 
 logger = logging.getLogger(__name__)
@@ -269,20 +270,14 @@ def sync_sso_groups(*, user: User, idp_groups: Sequence[str]) -> tuple[list[Grou
             except IntegrityError:
                 continue
             joined.append(group)
-            record_event(
-                "group-user-added", actor=None, data={"groupId": group.id, "userId": user.pk}
-            )
+            record_member_added(group.id, user.pk, actor=None)
         stale = [membership for membership in stale if membership.group_id in held]
         left: list[Group] = []
         if stale:
             GroupMembership.objects.filter(pk__in=[m.pk for m in stale]).delete()
             for membership in stale:
                 left.append(membership.group)
-                record_event(
-                    "group-user-removed",
-                    actor=None,
-                    pre_data={"groupId": membership.group_id, "userId": user.pk},
-                )
+                record_member_removed(membership.group_id, user.pk, actor=None)
     return joined, left
 
 

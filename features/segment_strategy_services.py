@@ -17,15 +17,14 @@ from django.db import transaction
 
 from features.limits import strategy_segments_problem
 from features.locks import lock_flag_environment, lock_strategy
-from features.models import Feature, FeatureStrategy, FeatureStrategySegment
-from features.services import tags_of
+from features.models import Feature, FeatureStrategy
 from features.strategy_services import (
     FEATURE_STRATEGY_UPDATE,
-    check_segments_usable,
+    record_strategy_event,
+    replace_strategy_segments,
     strategy_event_data,
 )
 from flagadmin.core.actors import Actor
-from flagadmin.core.audit import record_event
 from flagadmin.core.errors import InvalidInputError, NotFoundError
 
 # The body's name for the list, which refusals point at.
@@ -75,21 +74,14 @@ def set_strategy_segments(
             raise InvalidInputError.at([FIELD], problem)
         if set(wanted) == set(strategy.segment_ids):
             return strategy
-        check_segments_usable(wanted, project_id=feature.project_id, field=FIELD)
         before = strategy_event_data(strategy)
-        FeatureStrategySegment.objects.filter(strategy=strategy).delete()
-        FeatureStrategySegment.objects.bulk_create(
-            [FeatureStrategySegment(strategy=strategy, segment_id=s) for s in wanted]
-        )
-        strategy.segment_ids = wanted
-        record_event(
+        replace_strategy_segments(strategy, wanted, project_id=feature.project_id, field=FIELD)
+        record_strategy_event(
             FEATURE_STRATEGY_UPDATE,
-            actor=actor,
-            project=feature.project_id,
-            feature_name=feature.name,
+            feature=feature,
             environment=environment,
-            data=strategy_event_data(strategy),
-            pre_data=before,
-            tags=tags_of(feature),
+            actor=actor,
+            strategy=strategy,
+            before=before,
         )
     return strategy

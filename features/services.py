@@ -328,19 +328,28 @@ def set_feature_environment_variants(
         state = FeatureEnvironment.objects.select_for_update(no_key=True).get(
             feature=feature, environment_id=environment
         )
-        before = state.variants
-        state.variants = variants
-        state.save(update_fields=["variants"])
-        record_event(
-            FEATURE_ENVIRONMENT_VARIANTS_UPDATED,
-            actor=actor,
-            project=feature.project_id,
-            feature_name=feature.name,
-            environment=environment,
-            data={"variants": variants},
-            pre_data={"variants": before},
-            tags=tags_of(feature),
-        )
+        store_environment_variants(state, feature, variants, actor=actor)
+
+
+def store_environment_variants(
+    state: FeatureEnvironment, feature: Feature, variants: list, *, actor: Actor
+) -> None:
+    """Store `variants` (fixed already) as the flag's in the environment of `state` (its entry,
+    locked by the caller) with their `feature-environment-variants-updated` event, the
+    variants before and after: the one writer of that event."""
+    before = state.variants
+    FeatureEnvironment.objects.filter(pk=state.pk).update(variants=variants)
+    state.variants = variants
+    record_event(
+        FEATURE_ENVIRONMENT_VARIANTS_UPDATED,
+        actor=actor,
+        project=feature.project_id,
+        feature_name=feature.name,
+        environment=state.environment_id,
+        data={"variants": variants},
+        pre_data={"variants": before},
+        tags=tags_of(feature),
+    )
 
 
 def tag_feature(*, feature: Feature, tag: Tag, actor: Actor) -> None:

@@ -64,7 +64,7 @@ def strategy_event_data(strategy: FeatureStrategy) -> dict:
     }
 
 
-def _record_strategy_event(
+def record_strategy_event(
     event_type: str,
     *,
     feature: Feature,
@@ -100,6 +100,24 @@ def check_segments_usable(
         raise InvalidInputError(Problem.of([field], f"names unknown segments: {missing}"))
     if problem := project_segments_problem(project_id, segment_ids):
         raise InvalidInputError.at([field], problem)
+
+
+def replace_strategy_segments(
+    strategy: FeatureStrategy,
+    segment_ids: Sequence[int],
+    *,
+    project_id: str,
+    field: str = "segments",
+) -> None:
+    """Make the strategy (locked by the caller) use exactly `segment_ids` (distinct), once they
+    are found usable by the project (`check_segments_usable`, 400 at `field`); the caller
+    records the strategy's event."""
+    check_segments_usable(segment_ids, project_id=project_id, field=field)
+    FeatureStrategySegment.objects.filter(strategy=strategy).delete()
+    FeatureStrategySegment.objects.bulk_create(
+        [FeatureStrategySegment(strategy=strategy, segment_id=s) for s in segment_ids]
+    )
+    strategy.segment_ids = list(segment_ids)
 
 
 def _new_strategy(
@@ -144,7 +162,7 @@ def _new_strategy(
             [FeatureStrategySegment(strategy=strategy, segment_id=s) for s in segment_ids]
         )
     strategy.segment_ids = segment_ids
-    _record_strategy_event(
+    record_strategy_event(
         FEATURE_STRATEGY_ADD,
         feature=feature,
         environment=feature_environment.environment_id,
@@ -268,7 +286,7 @@ def _ensure_enabled_strategy(
             before = strategy_event_data(strategy)
             FeatureStrategy.objects.filter(pk=strategy.pk).update(disabled=False)
             strategy.disabled = False
-            _record_strategy_event(
+            record_strategy_event(
                 FEATURE_STRATEGY_UPDATE,
                 feature=feature,
                 environment=feature_environment.environment_id,
@@ -383,13 +401,8 @@ def update_feature_strategy(
         strategy.save()
         segment_ids = strategy.segment_ids if segments is None else list(dict.fromkeys(segments))
         if segment_ids != strategy.segment_ids:
-            check_segments_usable(segment_ids, project_id=feature.project_id)
-            FeatureStrategySegment.objects.filter(strategy=strategy).delete()
-            FeatureStrategySegment.objects.bulk_create(
-                [FeatureStrategySegment(strategy=strategy, segment_id=s) for s in segment_ids]
-            )
-            strategy.segment_ids = segment_ids
-        _record_strategy_event(
+            replace_strategy_segments(strategy, segment_ids, project_id=feature.project_id)
+        record_strategy_event(
             FEATURE_STRATEGY_UPDATE,
             feature=feature,
             environment=environment,
@@ -449,7 +462,7 @@ def delete_feature_strategy(
         strategy = lock_strategy(strategy)
         before = strategy_event_data(strategy)
         strategy.delete()
-        _record_strategy_event(
+        record_strategy_event(
             FEATURE_STRATEGY_REMOVE,
             feature=feature,
             environment=environment,

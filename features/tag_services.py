@@ -42,6 +42,11 @@ def _unknown_type(tag_type: str) -> InvalidInputError:
     )
 
 
+def record_tag_created(tag: Tag, *, actor: Actor) -> None:
+    """`tag-created`, for a tag created alone or while tagging a flag with it."""
+    record_event(TAG_CREATED, actor=actor, data={"type": tag.type_id, "value": tag.value})
+
+
 def _tag_if_needed(tag_type: str, value: str, *, actor: Actor) -> Tag:
     """The tag `type:value`, created (`tag-created`) when new; 400 for a type that does not
     exist. Called inside the caller's transaction."""
@@ -55,7 +60,7 @@ def _tag_if_needed(tag_type: str, value: str, *, actor: Actor) -> Tag:
             tag = Tag.objects.create(type_id=tag_type, value=value)
     except IntegrityError:
         return Tag.objects.get(type_id=tag_type, value=value)
-    record_event(TAG_CREATED, actor=actor, data={"type": tag_type, "value": value})
+    record_tag_created(tag, actor=actor)
     return tag
 
 
@@ -115,7 +120,7 @@ def create_tag(*, tag_type: str, value: str, actor: Actor) -> Tag:
                 tag = Tag.objects.create(type_id=tag_type, value=value)
         except IntegrityError:
             raise NameExistsError(message) from None
-        record_event(TAG_CREATED, actor=actor, data={"type": tag_type, "value": value})
+        record_tag_created(tag, actor=actor)
     return tag
 
 

@@ -18,10 +18,9 @@ from django.db import transaction
 
 from features.locks import FeatureEnvironmentNotFound, lock_flag_environment
 from features.models import Feature, FeatureEnvironment
-from features.services import FEATURE_ENVIRONMENT_VARIANTS_UPDATED, tags_of
+from features.services import store_environment_variants
 from features.variants import fix_variant_weights
 from flagadmin.core.actors import Actor
-from flagadmin.core.audit import record_event
 from flagadmin.core.errors import InvalidOperationError, NotFoundError
 
 
@@ -60,24 +59,6 @@ def _check_legacy_variants_in_use(feature: Feature) -> None:
         )
 
 
-def _store(
-    state: FeatureEnvironment, feature: Feature, variants: list[dict[str, Any]], actor: Actor
-) -> None:
-    before = state.variants
-    FeatureEnvironment.objects.filter(pk=state.pk).update(variants=variants)
-    state.variants = variants
-    record_event(
-        FEATURE_ENVIRONMENT_VARIANTS_UPDATED,
-        actor=actor,
-        project=feature.project_id,
-        feature_name=feature.name,
-        environment=state.environment_id,
-        data={"variants": variants},
-        pre_data={"variants": before},
-        tags=tags_of(feature),
-    )
-
-
 def set_environment_variants(
     *, feature: Feature, environment: str, variants: list[dict[str, Any]], actor: Actor
 ) -> list[dict[str, Any]]:
@@ -89,7 +70,7 @@ def set_environment_variants(
     with transaction.atomic():
         state = _locked(feature, environment)
         _check_legacy_variants_in_use(feature)
-        _store(state, feature, fixed, actor)
+        store_environment_variants(state, feature, fixed, actor=actor)
     return fixed
 
 
@@ -108,7 +89,7 @@ def patch_environment_variants(
         state = _locked(feature, environment)
         _check_legacy_variants_in_use(feature)
         fixed = fix_variant_weights(patch(list(state.variants)))
-        _store(state, feature, fixed, actor)
+        store_environment_variants(state, feature, fixed, actor=actor)
     return fixed
 
 
@@ -129,5 +110,5 @@ def set_variants_in_environments(
         # Locked in one order (by name), as every writer of several flag environments locks.
         locked = {name: _locked(feature, name) for name in sorted(set(environments))}
         for name in environments:
-            _store(locked[name], feature, fixed, actor)
+            store_environment_variants(locked[name], feature, fixed, actor=actor)
     return fixed

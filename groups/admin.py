@@ -12,11 +12,10 @@ from django.http import HttpRequest
 
 from flagadmin.core.admin_audit import AuditedModelAdmin
 from flagadmin.core.admin_fields import LinesField
-from flagadmin.core.audit import record_event
 from flagadmin.core.locks import members_write
 from flagadmin.core.models import User
 from groups.models import Group, GroupMembership
-from groups.services import group_snapshot
+from groups.services import group_snapshot, record_member_added, record_member_removed
 
 
 def save_memberships(request: HttpRequest, formset, *, record_each: bool) -> None:
@@ -35,16 +34,12 @@ def save_memberships(request: HttpRequest, formset, *, record_each: bool) -> Non
                 membership.created_by = request.user.audit_name
             membership.save()
             if added and record_each:
-                record_event(
-                    "group-user-added",
-                    actor=request.user,
-                    data={"groupId": membership.group_id, "userId": membership.user_id},
-                )
+                record_member_added(membership.group_id, membership.user_id, actor=request.user)
         for removed in formset.deleted_objects:
-            pre_data = {"groupId": removed.group_id, "userId": removed.user_id}
+            group_id, user_id = removed.group_id, removed.user_id
             removed.delete()
             if record_each:
-                record_event("group-user-removed", actor=request.user, pre_data=pre_data)
+                record_member_removed(group_id, user_id, actor=request.user)
         formset.save_m2m()
 
 

@@ -48,6 +48,19 @@ def group_snapshot(group: Group, user_ids: Sequence[int]) -> dict[str, Any]:
     }
 
 
+def record_member_added(group_id: int, user_id: int, *, actor: Actor) -> None:
+    """`group-user-added`, for a writer of one membership (by hand in the admin, or by SAML
+    sign-in); a group's own writes list its members in `group-updated` instead."""
+    record_event("group-user-added", actor=actor, data={"groupId": group_id, "userId": user_id})
+
+
+def record_member_removed(group_id: int, user_id: int, *, actor: Actor) -> None:
+    """`group-user-removed`, the membership as pre-data (see `record_member_added`)."""
+    record_event(
+        "group-user-removed", actor=actor, pre_data={"groupId": group_id, "userId": user_id}
+    )
+
+
 # --- writing -------------------------------------------------------------------------------
 
 

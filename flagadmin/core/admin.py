@@ -29,10 +29,14 @@ from flagadmin.core.audit import (
     diff_event_data,
     event_target,
     event_time,
-    record_event,
 )
 from flagadmin.core.models import AccountType, ApiToken, AuditEvent, Role, TokenType, User
-from flagadmin.core.services import environment_exists, token_event_data, unknown_projects
+from flagadmin.core.services import (
+    environment_exists,
+    record_token_created,
+    token_event_data,
+    unknown_projects,
+)
 from flagadmin.core.tokens import SCOPED_TYPES, assign_secret
 
 admin.site.site_header = "flagadmin administration"
@@ -222,7 +226,7 @@ class ApiTokenAdmin(AuditedModelAdmin):
 
     def audit_added(self, request: HttpRequest, obj: ApiToken) -> None:
         # Exactly what POST /api/admin/api-tokens records.
-        record_event("api-token-created", actor=request.user, data=token_event_data(obj))
+        record_token_created(obj, actor=request.user)
 
     def save_model(self, request: HttpRequest, obj: ApiToken, form, change: bool) -> None:
         if change:

@@ -72,6 +72,11 @@ def token_event_data(token: ApiToken) -> dict:
     }
 
 
+def record_token_created(token: ApiToken, *, actor: Actor) -> None:
+    """`api-token-created`, for every way a token is issued (the API and the Django admin)."""
+    record_event("api-token-created", actor=actor, data=token_event_data(token))
+
+
 def create_api_token(
     *,
     actor: Actor,
@@ -92,7 +97,7 @@ def create_api_token(
             expires_at=expires_at,
             created_by=actor_name,
         )
-        record_event("api-token-created", actor=actor, data=token_event_data(token))
+        record_token_created(token, actor=actor)
     return token, plaintext
 
 

@@ -465,6 +465,28 @@ def test_admin_inline__membership_from_user_page__records_group_user_added(staff
     ]
 
 
+def test_admin_inline__membership_removed_from_user_page__records_group_user_removed(
+    staff, operator
+):
+    user = UserFactory(username="someone")
+    group = GroupFactory(name="ops")
+    GroupMembershipFactory(group=group, user=user)
+    data = change_form_data(
+        staff.get(f"/admin/flagadmin/user/{user.pk}/change/"),
+        **{"group_memberships-0-DELETE": "on"},
+    )
+
+    response = staff.post(f"/admin/flagadmin/user/{user.pk}/change/", data)
+
+    assert response.status_code == 302, response.content.decode()[:3000]
+    assert not GroupMembership.objects.filter(group=group, user=user).exists()
+    assert recorded() == [
+        by_operator(
+            operator, "group-user-removed", pre_data={"groupId": group.pk, "userId": user.pk}
+        )
+    ]
+
+
 # --- deleting flags ------------------------------------------------------------------------
 
 

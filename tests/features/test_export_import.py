@@ -165,6 +165,27 @@ def test_import__unleash_export__writes_and_records(importer):
     assert (imported.project, imported.created_by) == ("default", importer.user.email)
 
 
+def test_import__variants__recorded_as_the_variants_endpoint_records_them(importer):
+    Segment.objects.create(name="ie-segment", constraints=[])
+    data = unleash_export()
+    data["featureEnvironments"][0]["variants"] = [{"name": "blue", "weight": 1000}]
+    before = _last_event_id()
+
+    response = post(
+        importer, IMPORT, {"project": "default", "environment": "development", "data": data}
+    )
+
+    assert response.status_code == 200, response.content
+    event = AuditEvent.objects.get(id__gt=before, type="feature-environment-variants-updated")
+    fixed = [{"name": "blue", "weight": 1000, "weightType": "variable"}]
+    assert (event.feature_name, event.environment, event.data, event.pre_data) == (
+        "ie-child",
+        "development",
+        {"variants": fixed},
+        {"variants": []},
+    )
+
+
 def test_import__again__overwrites_strategies_tags_and_state(importer):
     Segment.objects.create(name="ie-segment", constraints=[])
     data = unleash_export()
