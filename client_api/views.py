@@ -90,7 +90,7 @@ def announces_segments(header: str | None) -> bool:
     if not numbers or max(numbers) > MAX_SAFE_INTEGER:
         kind = "SemVer" if version[0].isdigit() else "prefix"
         message = f'Invalid {kind} in the {CLIENT_SPEC_HEADER} header: "{version}".'
-        raise ValidationError(message, details=[{"message": message}])
+        raise ValidationError.stated(message)
     prerelease = matched.group(4) is not None
     return numbers > SEGMENTS_SPEC or (numbers == SEGMENTS_SPEC and not prerelease)
 

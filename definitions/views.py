@@ -41,7 +41,7 @@ from definitions.services import (
     update_strategy,
 )
 from definitions.usage import context_field_usage
-from flagadmin.api.errors import ApiError, NotFoundError
+from flagadmin.api.errors import ConflictError, NotFoundError
 from flagadmin.api.schema import ErrorSerializer, error_responses
 from flagadmin.api.views import AdminApiMixin
 from flagadmin.core.errors import InUseError
@@ -83,14 +83,6 @@ BUILT_IN_REFUSED = OpenApiResponse(
     description="Valid credentials without the permission (NoAccessError), or a built-in "
     "strategy, which cannot be edited (InvalidOperationError).",
 )
-
-
-class ConflictError(ApiError):
-    """Unleash's 409 for a context field that flags' constraints still name (and this server's
-    for a strategy type that flags' strategies are of)."""
-
-    status_code = status.HTTP_409_CONFLICT
-    error_name = "ConflictError"
 
 
 def _path(name: str) -> str:

@@ -229,7 +229,7 @@ def check_complexity(environments: int, flags: int, contexts: int) -> None:
             f"{MAX_COMBINATIONS} limit. Please reduce the number of selected environments "
             f"({environments}), features ({flags}), context field combinations ({contexts})."
         )
-        raise ValidationError(message, details=[{"message": message}])
+        raise ValidationError.stated(message)
 
 
 def advanced_playground(

@@ -132,7 +132,7 @@ class FeaturesBatchViewSet(AdminApiMixin, viewsets.ViewSet):
     def import_(self, request: Request) -> Response:
         principal = request.user
         if isinstance(principal, TokenPrincipal) and principal.token.type == "admin":
-            raise ValidationError(ADMIN_TOKEN_REFUSED, details=[{"message": ADMIN_TOKEN_REFUSED}])
+            raise ValidationError.stated(ADMIN_TOKEN_REFUSED)
         body = ImportTogglesSchemaSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         dto = body.validated_data

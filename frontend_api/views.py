@@ -6,13 +6,12 @@ from __future__ import annotations
 
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import status
 from rest_framework.request import Request
 
 from client_api.serializers import ClientMetricsSchemaSerializer, parse_client_metrics
 from client_api.views import ClientApiView
 from features.metrics_services import record_client_metrics, register_client_instance
-from flagadmin.api.errors import ApiError
+from flagadmin.api.errors import EndpointNotImplementedError
 from flagadmin.api.schema import error_responses
 from flagadmin.api.views import NoRouteMixin
 from frontend_api.answers import toggles_response
@@ -45,17 +44,6 @@ CONTEXT_QUERY = [
 ]
 
 
-class EndpointNotImplementedError(ApiError):
-    """Paths of the Unleash Proxy that Unleash's Frontend API answers with 405."""
-
-    status_code = status.HTTP_405_METHOD_NOT_ALLOWED
-    error_name = "NotImplementedError"
-    default_detail = "The frontend API does not support this endpoint."
-
-    def __init__(self) -> None:
-        super().__init__(details=[{"message": self.default_detail}])
-
-
 class FrontendApiView(ClientApiView):
     """Frontend tokens only (401 without one or for an unknown one, 403 for any other kind);
     the client API's checks of body size and content type."""
@@ -72,7 +60,7 @@ class NotImplementedView(FrontendApiView):
     schema = None  # Unleash leaves these out of its document too
 
     def get(self, request: Request) -> HttpResponse:
-        raise EndpointNotImplementedError()
+        raise EndpointNotImplementedError.stated()
 
 
 class FrontendFeaturesView(FrontendApiView):

@@ -13,7 +13,7 @@ import json
 import logging
 import uuid
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, Self
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404, JsonResponse
@@ -48,6 +48,14 @@ class ApiError(drf.APIException):
         self.message = str(message or self.default_detail)
         self.details = details
         self.extra = dict(extra or {})
+
+    @classmethod
+    def stated(cls, message: str | None = None) -> Self:
+        """The error with its message repeated as its one `details` entry, without a path:
+        Unleash's body for a refusal about no one property of the body (a header, the
+        caller, the request as a whole)."""
+        message = message or cls.default_detail
+        return cls(message, details=[{"message": message}])
 
 
 class ValidationError(ApiError):
@@ -147,6 +155,23 @@ class SegmentInUseError(ApiError):
 
     status_code = status.HTTP_409_CONFLICT
     error_name = "SegmentInUseError"
+
+
+class ConflictError(ApiError):
+    """Unleash's 409 for a context field that flags' constraints still name (and this server's
+    for a strategy type that flags' strategies are of)."""
+
+    status_code = status.HTTP_409_CONFLICT
+    error_name = "ConflictError"
+
+
+class EndpointNotImplementedError(ApiError):
+    """Paths of the Unleash Proxy that Unleash's Frontend API answers with 405 (raised
+    `stated()`, as Unleash's body repeats the message)."""
+
+    status_code = status.HTTP_405_METHOD_NOT_ALLOWED
+    error_name = "NotImplementedError"
+    default_detail = "The frontend API does not support this endpoint."
 
 
 class ContentTooLargeError(ApiError):
