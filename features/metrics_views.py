@@ -1,37 +1,28 @@
 """What SDKs reported, read back as Unleash 8.2 answers it: the applications
 (`GET /api/admin/metrics/applications` and `/:appName`, from the registered instances) and a
 flag's usage (`GET /api/admin/client-metrics/features/:name` and `/raw`, from the hourly
-buckets), beside the writes that store them (`metrics_services`). Mounted by `overview.urls`."""
+buckets), beside the writes that store them (`metrics_services`); what they answer is read by
+`metrics_selectors`. Mounted by `overview.urls`."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
-from typing import Any
-
-from django.db.models import Max, Min, QuerySet, Sum
-from django.utils import timezone
 from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from definitions.models import StrategyDefinition
-from definitions.services import strategy_as_dict
-from features.models import ClientInstance, Feature, FeatureUsageBucket
+from features.metrics_selectors import (
+    application_detail,
+    feature_usage,
+    list_applications,
+    raw_metrics,
+)
 from flagadmin.api.errors import NotFoundError
 from flagadmin.api.schema import error_responses
-from flagadmin.api.search import PageQuerySerializer, any_term, parse_query, search_terms
+from flagadmin.api.search import PageQuerySerializer, parse_query, search_terms
 from flagadmin.api.views import AdminApiMixin
 from flagadmin.core import permissions as perms
-
-# Unleash's window for the applications that saw a flag and the flags an application saw.
-SEEN_WITHIN = timedelta(hours=24)
-
-
-def _hour(moment: datetime) -> datetime:
-    return moment.replace(minute=0, second=0, microsecond=0)
-
 
 # --- applications ------------------------------------------------------------------------------
 
@@ -81,60 +72,6 @@ class ApplicationsSchemaSerializer(serializers.Serializer):
     total = serializers.IntegerField()
 
 
-def _strategies(instances: QuerySet[ClientInstance]) -> list[str]:
-    """The strategies the instances announced, in the order first announced."""
-    found: dict[str, None] = {}
-    for announced in instances.order_by("last_seen_at", "pk").values_list("strategies", flat=True):
-        for name in announced or []:
-            if isinstance(name, str):
-                found.setdefault(name, None)
-    return list(found)
-
-
-def list_applications(data: dict[str, Any]) -> dict[str, Any]:
-    instances = ClientInstance.objects.all()
-    if terms := search_terms(data.get("query")):
-        instances = instances.filter(any_term(["app_name"], terms))
-    apps = (
-        instances.order_by()
-        .values("app_name")
-        .annotate(
-            created=Min("started_at"), first_seen=Min("last_seen_at"), updated=Max("last_seen_at")
-        )
-    )
-    descending = data.get("sortOrder") == "desc"
-    apps = apps.order_by("-app_name" if descending else "app_name")
-    total = apps.count()
-    page = list(apps[data["offset"] : data["offset"] + data["limit"]])
-    rows = ClientInstance.objects.filter(app_name__in=[app["app_name"] for app in page])
-    environments: dict[str, set[str]] = {}
-    strategies: dict[str, dict[str, None]] = {}
-    for name, environment, announced in rows.order_by("last_seen_at", "pk").values_list(
-        "app_name", "environment", "strategies"
-    ):
-        environments.setdefault(name, set()).add(environment)
-        for strategy in announced or []:
-            if isinstance(strategy, str):
-                strategies.setdefault(name, {}).setdefault(strategy, None)
-    return {
-        "applications": [
-            {
-                "appName": app["app_name"],
-                "createdAt": app["created"] or app["first_seen"],
-                "updatedAt": app["updated"],
-                "description": None,
-                "strategies": list(strategies.get(app["app_name"], {})),
-                "url": None,
-                "color": None,
-                "icon": None,
-                "usage": [{"project": "*", "environments": sorted(environments[app["app_name"]])}],
-            }
-            for app in page
-        ],
-        "total": total,
-    }
-
-
 class ApplicationsView(AdminApiMixin, APIView):
     required_permission = perms.NONE
 
@@ -150,7 +87,13 @@ class ApplicationsView(AdminApiMixin, APIView):
     )
     def get(self, request: Request) -> Response:
         data = parse_query(request.query_params, ApplicationsQuerySerializer)
-        return Response(ApplicationsSchemaSerializer(list_applications(data)).data)
+        applications = list_applications(
+            terms=search_terms(data.get("query")),
+            descending=data.get("sortOrder") == "desc",
+            offset=data["offset"],
+            limit=data["limit"],
+        )
+        return Response(ApplicationsSchemaSerializer(applications).data)
 
 
 @extend_schema_serializer(component_name="applicationInstanceSchema")
@@ -183,60 +126,6 @@ class ApplicationDetailSchemaSerializer(serializers.Serializer):
     links = serializers.DictField()
 
 
-def application_detail(app_name: str) -> dict[str, Any] | None:
-    instances = ClientInstance.objects.filter(app_name=app_name)
-    listed = list(instances.order_by("last_seen_at", "pk"))
-    if not listed:
-        return None
-    names = _strategies(instances)
-    definitions = {s.name: s for s in StrategyDefinition.objects.filter(name__in=names)}
-    seen = list(
-        FeatureUsageBucket.objects.filter(
-            app_name=app_name, hour__gte=_hour(timezone.now() - SEEN_WITHIN)
-        )
-        .order_by("feature_name")
-        .values_list("feature_name", flat=True)
-        .distinct()
-    )
-    flags = {
-        flag["name"]: flag
-        for flag in Feature.objects.filter(name__in=seen).values(
-            "name", "description", "type", "project", "stale", "created_at", "impression_data"
-        )
-    }
-    started = [i.started_at for i in listed if i.started_at] or [listed[0].last_seen_at]
-    return {
-        "appName": app_name,
-        "createdAt": min(started),
-        "description": None,
-        "url": None,
-        "color": None,
-        "icon": None,
-        "strategies": [
-            strategy_as_dict(definitions[name])
-            if name in definitions
-            else {"name": name, "notFound": True}
-            for name in names
-        ],
-        "instances": ApplicationInstanceSchemaSerializer(listed, many=True).data,
-        "seenToggles": [
-            {
-                "name": name,
-                "description": flags[name]["description"],
-                "type": flags[name]["type"],
-                "project": flags[name]["project"],
-                "stale": flags[name]["stale"],
-                "createdAt": flags[name]["created_at"],
-                "impressionData": flags[name]["impression_data"],
-            }
-            if name in flags
-            else {"name": name, "notFound": True}
-            for name in seen
-        ],
-        "links": {"self": f"/api/applications/{app_name}"},
-    }
-
-
 class ApplicationView(AdminApiMixin, APIView):
     required_permission = perms.NONE
 
@@ -253,6 +142,7 @@ class ApplicationView(AdminApiMixin, APIView):
         body = application_detail(appName)
         if body is None:
             raise NotFoundError(f"Could not find appName={appName}")
+        body["instances"] = ApplicationInstanceSchemaSerializer(body["instances"], many=True).data
         return Response(body)
 
 
@@ -271,36 +161,6 @@ class FeatureUsageSchemaSerializer(serializers.Serializer):
     seenApplications = serializers.ListField(
         child=serializers.CharField(), help_text="Applications that reported it, last 24 hours."
     )
-
-
-def feature_usage(name: str) -> dict[str, Any]:
-    now = timezone.now()
-    buckets = FeatureUsageBucket.objects.filter(feature_name=name)
-    last_hour: dict[str, dict[str, Any]] = {}
-    for environment, hour, yes, no in (
-        buckets.filter(hour__gte=now - timedelta(hours=1))
-        .order_by("environment", "hour")
-        .values_list("environment", "hour")
-        .annotate(yes=Sum("yes"), no=Sum("no"))
-    ):
-        usage = last_hour.setdefault(
-            environment, {"environment": environment, "timestamp": hour, "yes": 0, "no": 0}
-        )
-        usage["yes"] += yes
-        usage["no"] += no
-    seen = (
-        buckets.filter(hour__gte=_hour(now - SEEN_WITHIN))
-        .order_by("app_name")
-        .values_list("app_name", flat=True)
-        .distinct()
-    )
-    return {
-        "version": 1,
-        "maturity": "stable",
-        "featureName": name,
-        "lastHourUsage": list(last_hour.values()),
-        "seenApplications": list(seen),
-    }
 
 
 class FeatureUsageView(AdminApiMixin, APIView):
@@ -345,36 +205,6 @@ class FeatureMetricsSchemaSerializer(serializers.Serializer):
         "environment and application that reported the flag (hours without a report count 0), "
         "oldest hour first.",
     )
-
-
-def raw_metrics(name: str, hours_back: int) -> list[dict[str, Any]]:
-    """Unleash's `getClientMetricsForToggle`: every hour of the window for each environment
-    and application that reported the flag in it, zeros where they did not."""
-    current = _hour(timezone.now())
-    hours = [current - timedelta(hours=back) for back in range(hours_back)]
-    counts: dict[tuple[str, str, datetime], tuple[int, int]] = {}
-    for environment, app, hour, yes, no in FeatureUsageBucket.objects.filter(
-        feature_name=name, hour__gte=current - timedelta(hours=hours_back)
-    ).values_list("environment", "app_name", "hour", "yes", "no"):
-        counts[(environment, app, hour)] = (yes, no)
-    environments = sorted({key[0] for key in counts})
-    apps = sorted({key[1] for key in counts})[:100]
-    rows = []
-    for environment in environments:
-        for app in apps:
-            for hour in hours:
-                yes, no = counts.get((environment, app, hour), (0, 0))
-                rows.append(
-                    {
-                        "timestamp": hour,
-                        "no": no,
-                        "yes": yes,
-                        "appName": app,
-                        "environment": environment,
-                        "featureName": name,
-                    }
-                )
-    return sorted(rows, key=lambda row: row["timestamp"])  # stable, as Unleash's sort
 
 
 class RawFeatureMetricsView(AdminApiMixin, APIView):
