@@ -47,12 +47,15 @@ def main(argv: list[str] | None = None) -> int:
     server = Server(
         "flagadmin.serving.app_server:application",
         uds=args.uds,
-        # nginx's workers run as another user when the stack runs as root; the socket's folder
-        # is private to the stack (flagadmin.serving).
-        uds_permissions=0o777,
+        # Only its owner may connect: the stack's nginx (flagadmin.serving gives the socket to
+        # nginx's workers' user when it runs as root). Anyone else could send X-Real-IP.
+        uds_permissions=0o600,
         interface=Interfaces.WSGI,
         workers=args.workers,
         blocking_threads=args.threads,
+        # Threads are started as requests need them; one idle this long ends, and with it its
+        # database connection (Django's are per thread): 10 minutes, granian's most.
+        blocking_threads_idle_timeout=600,
         http=HTTPModes.http1,
         websockets=False,
         backlog=2048,

@@ -31,6 +31,7 @@ from flagadmin.serving.stack import (
     HEADER_BUFFERS,
     MAX_BODY_BYTES,
     PROXY_ERRORS,
+    URI_REFUSED_BY_THE_APP_SERVER,
     app_server_command,
     nginx_config,
     redact,
@@ -109,7 +110,9 @@ def test_app_server_command__granian_workers_on_the_socket(tmp_path):
     ]
 
 
-# Every status the app answers with (flagadmin/api/errors.py, Django's, the views').
+# Every status the app answers with behind the stack's nginx (flagadmin/api/errors.py, Django's,
+# the views'). Its 413 is for a body over MAX_REQUEST_BODY_BYTES, which nginx refuses first
+# (test_nginx_config__the_apps_body_limit holds the two limits equal).
 APP_STATUSES = {200, 201, 202, 204, 302, 304, 400, 401, 403, 404, 405, 409, 411, 415, 429, 500, 503}
 
 
@@ -127,6 +130,38 @@ def test_nginx_config__the_apps_answers_pass_untouched(tmp_path):
     assert not set(APP_ERRORS) & APP_STATUSES
     assert set(APP_ERRORS) <= set(PROXY_ERRORS)
     assert config.count("proxy_intercept_errors") == 1
+
+
+def test_nginx_config__nginx_closes_idle_app_server_connections_first(tmp_path):
+    # granian closes a kept-alive connection idle for 30 s.
+    config = _config(tmp_path)
+    upstream = config[config.index("upstream flagadmin {") :]
+
+    assert "keepalive_timeout 20s;" in upstream[: upstream.index("}")]
+
+
+def test_nginx_config__no_proxy_header_reaches_the_app(tmp_path):
+    assert 'proxy_set_header Proxy "";' in _config(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("target", "refused"),
+    [
+        ("/api/admin/projects", False),
+        ("/api/admin/projects?query=%22x%22&tag=a%3Cb", False),
+        ('/api/a"b/features', False),  # granian takes `"` in a path
+        ("/api/a{b}|c^d", False),
+        ("/api/admin/<script>", True),
+        ("/api/admin/a>b", True),
+        ("/api/admin/a`b", True),
+        ('/api/admin/projects?query="x"', True),
+        ("/api/admin/projects?query=<script>", True),
+        ("/api/admin/projects?query=a>b", True),
+    ],
+)
+def test_nginx_config__targets_granian_refuses__refused_by_nginx(target, refused):
+    # nginx's PCRE and Python's re agree on this pattern.
+    assert bool(re.search(URI_REFUSED_BY_THE_APP_SERVER, target)) is refused
 
 
 def test_nginx_config__header_buffers(tmp_path):

@@ -15,6 +15,7 @@ import os
 import shutil
 import signal
 import socket
+import stat as stat_module
 import subprocess
 import sys
 import termios
@@ -26,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from flagadmin.serving.stack import PROXY_ERRORS, REDACTED
+from flagadmin.serving.stack import MAX_BODY_BYTES, PROXY_ERRORS, REDACTED
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -189,6 +190,15 @@ def _children_named(stack: Stack) -> dict[str, int]:
     return names
 
 
+def _app_server_workers(stack: Stack, app_server: int) -> set[tuple[int, str]]:
+    """granian's workers now, as (pid, start time)."""
+    return {
+        (pid, _start_time(pid))
+        for pid in _descendants(stack.pid)
+        if (stat := _stat(pid)) and stat[1] == str(app_server)
+    }
+
+
 @pytest.fixture
 def start_stack(tmp_path) -> Iterator:
     started: list[Stack] = []
@@ -241,13 +251,21 @@ def test_stack__sighup__workers_replaced__still_serving__then_stops_clean(start_
     masters = _children_named(stack)
     before = stack.processes()
 
+    app_workers = _app_server_workers(stack, masters["granian"])
+
     stack.process.send_signal(signal.SIGHUP)
 
-    # New workers for both masters; the masters, and the stack, stay.
+    # New workers for both masters (granian's replaced one by one); the masters, and the
+    # stack, stay.
     deadline = time.monotonic() + 30
-    while not (stack.processes() - before) and time.monotonic() < deadline:
+    while (
+        not (stack.processes() - before)
+        or _app_server_workers(stack, masters["granian"]) & app_workers
+    ) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert stack.processes() - before
+    assert _app_server_workers(stack, masters["granian"])
+    assert not _app_server_workers(stack, masters["granian"]) & app_workers
     assert stack.process.poll() is None
     assert _children_named(stack) == masters
     assert stack.get("/health") == (200, b'{"health":"GOOD"}')
@@ -256,6 +274,17 @@ def test_stack__sighup__workers_replaced__still_serving__then_stops_clean(start_
     stack.process.send_signal(signal.SIGTERM)
     assert stack.process.wait(timeout=30) == 0
     assert _wait_until_gone(before | after) == set()
+
+
+def test_stack__app_servers_socket__only_nginxs_workers_may_connect(start_stack):
+    # Anyone else connecting could send the X-Real-IP it likes (client_address.py).
+    stack = start_stack()
+    socket_stat = (stack.run_dir / "app.sock").stat()
+    nginx_workers = _descendants(_children_named(stack)["nginx"])
+    owners = {Path(f"/proc/{pid}").stat().st_uid for pid in nginx_workers}
+
+    assert stat_module.S_IMODE(socket_stat.st_mode) == 0o600
+    assert owners == {socket_stat.st_uid}
 
 
 def test_stack__killed__sigkill__no_child_left(start_stack):
@@ -442,6 +471,33 @@ def _by_nginx(status: int) -> tuple[int, str, str]:
             id="transfer-encoding-and-content-length",
         ),
         pytest.param(_request(b"GET /api/admin/projects HTTP/2.5"), _by_nginx(505), id="http-2.5"),
+        # What granian would refuse with a bodiless 400, nginx refuses with the error body.
+        pytest.param(_request(b"GET /api/admin/<script> HTTP/1.1"), _by_nginx(400), id="path-<"),
+        pytest.param(
+            _request(b'GET /api/admin/projects?query="x" HTTP/1.1'), _by_nginx(400), id='query-"'
+        ),
+        # Bodies over the limit, sized by Content-Length (refused before the app server) and
+        # chunked (found while nginx reads it for the app server).
+        pytest.param(
+            _request(
+                b"POST /api/admin/projects HTTP/1.1",
+                b"Content-Type: application/json",
+                b"Content-Length: %d" % (MAX_BODY_BYTES + 1),
+                body=b"x" * (MAX_BODY_BYTES + 1),
+            ),
+            _by_nginx(413),
+            id="body-over-the-limit",
+        ),
+        pytest.param(
+            _request(
+                b"POST /api/admin/projects HTTP/1.1",
+                b"Content-Type: application/json",
+                b"Transfer-Encoding: chunked",
+                body=b"%x\r\n%s\r\n0\r\n\r\n" % (MAX_BODY_BYTES + 1, b"x" * (MAX_BODY_BYTES + 1)),
+            ),
+            _by_nginx(413),
+            id="chunked-body-over-the-limit",
+        ),
         pytest.param(_request(b"GET /api/admin/projects NOT-HTTP"), _by_nginx(400), id="garbage"),
     ],
 )
