@@ -12,13 +12,14 @@ from django.db import IntegrityError, transaction
 from definitions.models import ContextField, StrategyDefinition
 from definitions.usage import context_field_usage
 from flagadmin.core.actors import Actor
-from flagadmin.core.audit import event_time, record_event
+from flagadmin.core.audit import record_event
 from flagadmin.core.errors import (
     InUseError,
     InvalidOperationError,
     NameExistsError,
     NotFoundError,
 )
+from flagadmin.core.times import api_timestamp
 
 CONTEXT_FIELD_CREATED = "context-field-created"
 CONTEXT_FIELD_UPDATED = "context-field-updated"
@@ -50,7 +51,7 @@ def context_field_as_dict(field: ContextField) -> dict[str, Any]:
         "stickiness": field.stickiness,
         "sortOrder": field.sort_order,
         "legalValues": field.legal_values or [],
-        "createdAt": event_time(field.created_at),
+        "createdAt": api_timestamp(field.created_at),
     }
 
 

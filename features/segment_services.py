@@ -16,7 +16,7 @@ from django.db.models import Count, Q, QuerySet
 from features.limits import check_segment_count, segment_values_problem
 from features.models import FeatureStrategy, FeatureStrategySegment, Segment
 from flagadmin.core.actors import Actor, audit_identity
-from flagadmin.core.audit import event_time, record_event
+from flagadmin.core.audit import record_event
 from flagadmin.core.db import unique_or_conflict
 from flagadmin.core.errors import (
     InUseError,
@@ -25,6 +25,7 @@ from flagadmin.core.errors import (
     NotFoundError,
     Problem,
 )
+from flagadmin.core.times import api_timestamp
 from projects.models import Project
 
 SEGMENT_CREATED = "segment-created"
@@ -55,7 +56,7 @@ def segment_data(segment: Segment) -> dict[str, Any]:
         data["project"] = segment.project_id
     data["constraints"] = segment.constraints
     data["createdBy"] = segment.created_by
-    data["createdAt"] = event_time(segment.created_at)
+    data["createdAt"] = api_timestamp(segment.created_at)
     return data
 
 

@@ -24,7 +24,7 @@ from features.models import (
 from features.sql import insert_together, load_new_flag_target
 from features.variants import fix_variant_weights
 from flagadmin.core.actors import Actor, acting_user_id
-from flagadmin.core.audit import build_event, event_time, record_event
+from flagadmin.core.audit import build_event, record_event
 from flagadmin.core.db import atomic_retrying_conflicts
 from flagadmin.core.errors import (
     InvalidInputError,
@@ -32,6 +32,7 @@ from flagadmin.core.errors import (
     NameExistsError,
     NotFoundError,
 )
+from flagadmin.core.times import api_timestamp
 from projects.models import Project
 
 User = get_user_model()
@@ -193,7 +194,7 @@ def _created_event(feature: Feature, *, tag_list: list[dict[str, str]], actor: A
             "type": feature.type,
             "project": feature.project_id,
             "stale": False,
-            "createdAt": event_time(feature.created_at),
+            "createdAt": api_timestamp(feature.created_at),
             "lastSeenAt": None,
             "impressionData": feature.impression_data,
             "archived": False,

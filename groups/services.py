@@ -9,11 +9,12 @@ from django.db.models import Prefetch, QuerySet
 from django.utils import timezone
 
 from flagadmin.core.actors import Actor, audit_identity
-from flagadmin.core.audit import event_time, record_event
+from flagadmin.core.audit import record_event
 from flagadmin.core.db import unique_or_conflict
 from flagadmin.core.errors import InvalidInputError, NameExistsError, NotFoundError, Problem
 from flagadmin.core.locks import members_write
 from flagadmin.core.models import Role, User
+from flagadmin.core.times import api_timestamp
 from groups.models import Group, GroupMembership
 
 GROUP_NOT_FOUND = "No group found"
@@ -42,7 +43,7 @@ def group_snapshot(group: Group, user_ids: Sequence[int]) -> dict[str, Any]:
         "mappingsSSO": list(group.mappings_sso),
         "rootRole": group.root_role_id,
         "createdBy": group.created_by,
-        "createdAt": event_time(group.created_at),
+        "createdAt": api_timestamp(group.created_at),
         "scimId": group.scim_id,
         "users": sorted(user_ids),
     }

@@ -9,7 +9,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from flagadmin.core.actors import Actor
-from flagadmin.core.audit import event_time, record_event
+from flagadmin.core.audit import record_event
 from flagadmin.core.db import unique_or_conflict
 from flagadmin.core.errors import (
     InvalidInputError,
@@ -21,6 +21,7 @@ from flagadmin.core.errors import (
 from flagadmin.core.locks import MembersWrite, members_write
 from flagadmin.core.models import ROOT_ROLE_TYPES, AccountType, Role, User
 from flagadmin.core.sql import column
+from flagadmin.core.times import api_timestamp
 from groups.models import Group
 from projects.models import (
     OWNER_NAMES,
@@ -157,7 +158,7 @@ def _set_archived(*, project: Project, archived: bool, actor: Actor) -> Project:
                 "project-archived" if archived else "project-revived",
                 actor=actor,
                 project=project.pk,
-                data={"id": project.pk, "archivedAt": event_time(now) if archived else None},
+                data={"id": project.pk, "archivedAt": api_timestamp(now) if archived else None},
             )
     project.refresh_from_db()
     return project

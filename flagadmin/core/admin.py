@@ -28,7 +28,6 @@ from flagadmin.core.audit import (
     TOKEN_EVENT_TYPES,
     diff_event_data,
     event_target,
-    event_time,
 )
 from flagadmin.core.models import AccountType, ApiToken, AuditEvent, Role, TokenType, User
 from flagadmin.core.services import (
@@ -37,6 +36,7 @@ from flagadmin.core.services import (
     token_event_data,
     unknown_projects,
 )
+from flagadmin.core.times import api_timestamp
 from flagadmin.core.tokens import SCOPED_TYPES, assign_secret
 
 admin.site.site_header = "flagadmin administration"
@@ -222,7 +222,7 @@ class ApiTokenAdmin(AuditedModelAdmin):
 
     def audit_data(self, obj: ApiToken) -> dict[str, Any]:
         # The API's api-token-created data; changes in the admin can also revoke or rename.
-        return {**token_event_data(obj), "revokedAt": event_time(obj.revoked_at)}
+        return {**token_event_data(obj), "revokedAt": api_timestamp(obj.revoked_at)}
 
     def audit_added(self, request: HttpRequest, obj: ApiToken) -> None:
         # Exactly what POST /api/admin/api-tokens records.

@@ -21,8 +21,9 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models, router, transaction
 from django.http import HttpRequest, HttpResponse
 
-from flagadmin.core.audit import event_time, record_event
+from flagadmin.core.audit import record_event
 from flagadmin.core.locks import members_write
+from flagadmin.core.times import api_timestamp
 
 _BEFORE = "_audit_snapshots_before"
 
@@ -33,11 +34,11 @@ def _camel(name: str) -> str:
 
 
 class _EventEncoder(DjangoJSONEncoder):
-    """Django's encoder, but datetimes as every other event writes them (`event_time`)."""
+    """Django's encoder, but datetimes as every other event writes them (`api_timestamp`)."""
 
     def default(self, o: Any) -> Any:
         if isinstance(o, datetime):
-            return event_time(o)
+            return api_timestamp(o)
         return super().default(o)
 
 

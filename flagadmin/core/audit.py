@@ -4,22 +4,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
-
-from rest_framework.fields import DateTimeField
 
 from flagadmin.core.actors import Actor, audit_identity
 from flagadmin.core.models import AuditEvent
-
-_DATETIME = DateTimeField()
-
-
-def event_time(value: datetime | None) -> str | None:
-    """A moment as event data records it: exactly as the API writes datetimes (DRF's ISO 8601
-    in UTC with `Z`, microseconds when there are any: `2024-03-01T12:30:15.250000Z`), so a
-    value in an event compares equal to the same value in a response. None stays None."""
-    return _DATETIME.to_representation(value)
 
 
 def build_event(

@@ -14,10 +14,11 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 
 from flagadmin.core.actors import Actor
-from flagadmin.core.audit import event_time, record_event
+from flagadmin.core.audit import record_event
 from flagadmin.core.db import unique_or_conflict
 from flagadmin.core.errors import NameExistsError
 from flagadmin.core.models import AccountType, ApiToken, Role, TokenType, User
+from flagadmin.core.times import api_timestamp
 from flagadmin.core.tokens import SCOPED_TYPES, issue_token
 
 ALL = "*"
@@ -68,7 +69,7 @@ def token_event_data(token: ApiToken) -> dict:
         "type": token.type,
         "projects": token.project.split(","),
         "environment": token.environment,
-        "expiresAt": event_time(token.expires_at),
+        "expiresAt": api_timestamp(token.expires_at),
     }
 
 
@@ -208,7 +209,7 @@ def create_service_account_token(
                 "id": token.pk,
                 "description": description,
                 "userId": account.pk,
-                "expiresAt": event_time(expires_at),
+                "expiresAt": api_timestamp(expires_at),
             },
         )
     return token, plaintext

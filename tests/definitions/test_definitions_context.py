@@ -10,8 +10,8 @@ import pytest
 
 from definitions.models import ContextField
 from definitions.selectors import context_field_names
-from flagadmin.core.audit import event_time
 from flagadmin.core.models import AuditEvent
+from flagadmin.core.times import api_timestamp
 from tests.conftest import assert_error
 from tests.factories import ContextFieldFactory
 
@@ -35,7 +35,7 @@ def send(client, method: str, url: str, body=None, content_type: str = "applicat
 
 
 def _created_at(name: str) -> str:
-    return event_time(ContextField.objects.get(pk=name).created_at)
+    return api_timestamp(ContextField.objects.get(pk=name).created_at)
 
 
 def _events(kind: str) -> list[tuple]:
