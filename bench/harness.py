@@ -1,4 +1,5 @@
-"""Reusable pieces for flagadmin's HTTP benchmarks: a PostgreSQL database, gunicorn, and wrk.
+"""Reusable pieces for flagadmin's HTTP benchmarks: a PostgreSQL database, a server (gunicorn
+alone, or the production stack), and wrk.
 
 A benchmark script is typically::
 
@@ -149,7 +150,7 @@ def free_port() -> int:
 
 
 # The stacks `serve` can start: gunicorn alone (as `gunicorn flagadmin.wsgi`), or the production
-# stack of flagadmin.serving (nginx in front of gunicorn).
+# stack of flagadmin.serving (nginx in front of granian).
 STACKS = ("gunicorn", "proxy")
 
 # base URL -> process id of the server serving it, for `server_cpu_seconds`.
@@ -205,8 +206,8 @@ def serve(
     SIGKILL after 10 s) when the block ends. `worker_class` is `sync` or `gthread` (with
     `threads`); `env` adds or overrides environment variables (e.g. `DB_CONN_MAX_AGE`).
     `stack="proxy"` runs the production stack instead (`python -m flagadmin.serving`: nginx
-    in front of gunicorn, gthread workers when `threads` > 1).
-    gunicorn's own output goes to `log_path` (a temporary file by default; its tail is
+    in front of granian, `workers` x `threads`; `worker_class` is then unused).
+    The server's own output goes to `log_path` (a temporary file by default; its tail is
     printed if the server does not come up)."""
     port = port or free_port()
     base_url = f"http://127.0.0.1:{port}"

@@ -6,7 +6,8 @@ from django.core.wsgi import get_wsgi_application
 
 from flagadmin.serving.memory import return_large_buffers
 
-# Before the app loads; with --preload in gunicorn's master, whose workers inherit it.
+# Before the app loads; where the app is loaded before workers are forked (the stack's granian,
+# gunicorn --preload), they inherit it.
 return_large_buffers()
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "flagadmin.settings")
@@ -22,8 +23,8 @@ from flagadmin.core.bootstrap import bootstrap_api_tokens  # noqa: E402  (needs 
 
 bootstrap_api_tokens()
 
-# With --preload this runs in gunicorn's master, whose workers are forked from it: a connection
-# opened here would be shared by all of them (gunicorn.conf.py closes it too, where it is read).
+# Where the app is loaded before workers are forked (flagadmin/serving/app_server.py, gunicorn
+# --preload), a connection opened here would be shared by all of them.
 from django.db import connections  # noqa: E402
 
 connections.close_all()

@@ -7,7 +7,7 @@ why it is safe: docs/caches.md.
 cachetools keeps the order, counts the sizes and chooses what goes; this adds what every cache
 here needs:
 
-- a lock around every change (gunicorn's gthread workers share a process);
+- a lock around every change (an app server's worker threads share a process);
 - reads outside the lock, one dictionary lookup, where a read moves nothing (`evict="oldest"`),
   and `reader()` for a whole list: the busiest reads (a 304, a projects list of 1,000 entries)
   cost what a dict costs;

@@ -1,9 +1,10 @@
 """Every request's body read to its end before the answer goes out.
 
 A view that refuses a request before reading its body (a token refused, say) leaves the rest
-of a large body unread in gunicorn's socket; when gunicorn then closes the connection, the
-kernel resets it, and nginx, still reading, loses the answer: a 502 instead of the view's 400.
-Reading what is left (nginx has bounded the body already) keeps the answer whole.
+of a large body unread in the app server's socket (seen with gunicorn; kept for any server that
+closes a connection so); when it then closes the connection, the kernel resets it, and nginx,
+still reading, loses the answer: a 502 instead of the view's 400. Reading what is left (nginx
+has bounded the body already) keeps the answer whole.
 """
 
 from __future__ import annotations
