@@ -5,10 +5,11 @@ contexts against each server, and every decision that differs between the server
     .venv/bin/python bench/differential.py [--contexts 500] [--findings FILE] [--record FILE]
         [--flagadmin-root DIR] [--keep]
 
-It serves flagadmin itself (gunicorn, a fresh SQLite database in a temporary folder, a free
-port) and uses the Unleash reference at UNLEASH_URL (default http://127.0.0.1:4242, admin token
-UNLEASH_ADMIN_TOKEN or the reference's own), starting it with
-../shared/unleash-reference/start.sh when nothing answers there. Flags are named with a prefix
+It serves flagadmin itself (the production stack, nginx in front of granian, as SDKs reach it
+in production; gunicorn alone where nginx is not installed; a fresh SQLite database in a
+temporary folder, a free port) and uses the Unleash reference at UNLEASH_URL (default
+http://127.0.0.1:4242, admin token UNLEASH_ADMIN_TOKEN or the reference's own), starting it
+with ../shared/unleash-reference/start.sh when nothing answers there. Flags are named with a prefix
 of this run (Unleash's database persists) and archived and deleted on Unleash at the end,
 with the run's client tokens.
 
@@ -36,6 +37,7 @@ import json
 import os
 import re
 import secrets
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -127,7 +129,8 @@ def reference(url: str) -> str:
 
 @contextlib.contextmanager
 def flagadmin(root: Path) -> Iterator[tuple[str, str]]:
-    """flagadmin (the code in `root`) served by gunicorn on a fresh SQLite database in a
+    """flagadmin (the code in `root`) served by the production stack (gunicorn alone without
+    nginx, or for a `root` from before the stack ran granian) on a fresh SQLite database in a
     temporary folder: (base URL, admin token)."""
     with tempfile.TemporaryDirectory(prefix="differential-") as work:
         url = f"sqlite:///{work}/flagadmin.sqlite3"
@@ -143,18 +146,16 @@ def flagadmin(root: Path) -> Iterator[tuple[str, str]]:
         token = done.stdout.strip()
         port = harness.free_port()
         log = Path(work) / "server.log"
+        nginx = shutil.which("nginx", path=f"{os.environ.get('PATH', '')}:/usr/sbin")
+        if nginx and (root / "flagadmin" / "serving" / "app_server.py").exists():
+            command = [str(harness.PYTHON), "-m", "flagadmin.serving", "--threads", "4"]
+            command += ["--bind", f"127.0.0.1:{port}", "--workers", "2"]
+        else:
+            command = [str(harness.GUNICORN), "flagadmin.wsgi", "--bind", f"127.0.0.1:{port}"]
+            command += ["--workers", "2", "--log-level", "warning"]
         with log.open("w") as output:
             server = subprocess.Popen(
-                [
-                    str(harness.GUNICORN),
-                    "flagadmin.wsgi",
-                    "--bind",
-                    f"127.0.0.1:{port}",
-                    "--workers",
-                    "2",
-                    "--log-level",
-                    "warning",
-                ],
+                command,
                 cwd=root,
                 env=env,
                 stdout=output,
