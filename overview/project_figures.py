@@ -41,7 +41,6 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection
-from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from features.models import (
@@ -52,6 +51,7 @@ from features.models import (
     ProjectFlagDay,
 )
 from flagadmin.api.renderers import encode_json
+from flagadmin.core import times
 from flagadmin.core.caches import BoundedCache
 from flagadmin.core.coalesce import Coalescer
 from flagadmin.core.db import in_callers_transaction, prepared_cursor_on, read_snapshot
@@ -660,7 +660,7 @@ def _encodings(project: dict[str, Any]) -> tuple[bytes, bytes]:
 def _now(version_rows: list[tuple]) -> datetime:
     """The time the figures' lifetimes are measured against: on PostgreSQL the statement's,
     as the figures' own statement uses it; on SQLite this process's."""
-    return version_rows[0][2] if version_rows and version_rows[0][2] else timezone.now()
+    return version_rows[0][2] if version_rows and version_rows[0][2] else times.now()
 
 
 def _kept_or_missing(
@@ -723,7 +723,7 @@ def _computed_list_body(scope: str, user_id: int | None) -> bytes:
     """The list's body with every entry's rows read from one snapshot, none kept by version
     (an entry's encoding is reused for rows read equal, see `_encoded`)."""
     with _read_snapshot() as run:
-        read = _read(run, scope=scope, now=timezone.now(), favorites_of=user_id)
+        read = _read(run, scope=scope, now=times.now(), favorites_of=user_id)
     encoded_entries = _encoded_entries[scope]
     kept = encoded_entries.reader()
     entries = [
@@ -850,7 +850,7 @@ def project_detail(project_id: str, *, user_id: int | None) -> dict[str, Any] | 
     """One project (archived or not) as the list shows it, with the environments enabled in
     it; None when there is no such project."""
     projects = compute_projects(
-        scope="one", now=timezone.now(), project_id=project_id, favorites_of=user_id
+        scope="one", now=times.now(), project_id=project_id, favorites_of=user_id
     )
     if not projects:
         return None
@@ -866,5 +866,5 @@ def project_figures(project_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
     """The projects of `project_ids` as the list shows them, by id (for the Django admin)."""
     if not project_ids:
         return {}
-    projects = compute_projects(scope="ids", now=timezone.now(), ids=list(project_ids))
+    projects = compute_projects(scope="ids", now=times.now(), ids=list(project_ids))
     return {project["id"]: project for project in projects}

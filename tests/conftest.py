@@ -3,10 +3,14 @@ Viewer/Editor/Admin personal tokens)."""
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
 import pytest
 from django.db import connection
+from django.utils import timezone
 from rest_framework.test import APIClient
 
+from flagadmin.core import times
 from flagadmin.core.models import Role, TokenType
 from tests.factories import UserFactory, make_token
 
@@ -100,3 +104,24 @@ def fresh_caches():
     clear_all()
     yield
     clear_all()
+
+
+class Clock:
+    """`flagadmin.core.times.now`, stopped where the test began and moved only by `advance`."""
+
+    def __init__(self) -> None:
+        self.at = timezone.now()
+
+    def now(self) -> datetime:
+        return self.at
+
+    def advance(self, *, seconds: float) -> None:
+        self.at += timedelta(seconds=seconds)
+
+
+@pytest.fixture
+def clock(monkeypatch) -> Clock:
+    """The code's clock (`times.now()`), moved by the test instead of waiting for time to pass."""
+    stopped = Clock()
+    monkeypatch.setattr(times, "now", stopped.now)
+    return stopped
