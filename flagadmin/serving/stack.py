@@ -83,6 +83,9 @@ PROXY_ERRORS = {
 # app server down or silent). The app never answers these behind nginx (its 413 is for bodies
 # over the same limit, which nginx refuses first).
 APP_ERRORS = (413, 431, 502, 504)
+# Times a minute the stack starts granian again after it ended; one more ends the stack.
+APP_SERVER_RESTARTS = 3
+
 # Request targets granian refuses with a bodiless 400: `<`, `>` or a backtick in the path, `"`,
 # `<` or `>` in the query (nginx refuses control characters itself).
 URI_REFUSED_BY_THE_APP_SERVER = r"^[^?]*[<>`]|[?].*[\"<>]"
@@ -425,7 +428,13 @@ class Stack:
     def _on_signal(self, signum: int, frame: object) -> None:
         self._signals.append(signum)
 
-    def start(self, command: list[str], name: str, **popen: object) -> subprocess.Popen:
+    def start(
+        self,
+        command: list[str],
+        name: str,
+        replacing: subprocess.Popen | None = None,
+        **popen: object,
+    ) -> subprocess.Popen:
         process = subprocess.Popen(
             command,
             stdin=subprocess.DEVNULL,
@@ -438,7 +447,10 @@ class Stack:
             preexec_fn=_stopped_when_this_process_dies(),
             **popen,
         )
-        self.processes.append(process)
+        if replacing is None:
+            self.processes.append(process)
+        else:  # in its place: the order of `stop`
+            self.processes[self.processes.index(replacing)] = process
         self.names[process.pid] = name
         self.relay.watch(process.stdout, 1)
         self.relay.watch(process.stderr, 2)
@@ -475,13 +487,17 @@ class Stack:
             self.relay.pump(0.1)
         return True
 
-    def serve(self) -> int:
-        """Until a stop is asked for (0) or a child exits (1)."""
+    def serve(self, restart: Callable[[subprocess.Popen], int | None] | None = None) -> int:
+        """Until a stop is asked for (0) or a child exits (1), unless `restart(child)` started
+        it again (None; else the status to end with)."""
         while not self.stop_requested():
             dead = next((p for p in self.processes if p.poll() is not None), None)
             if dead is not None:
                 self.relay.say(f"{self.names[dead.pid]} exited ({dead.returncode})")
-                return 1
+                status = restart(dead) if restart is not None else 1
+                if status is not None:
+                    return status
+                continue
             self.relay.pump(0.5)
         return 0
 
@@ -500,13 +516,13 @@ class Stack:
                     break
                 self.relay.pump(0.05)
             # Before the app server's turn: an nginx worker left running keeps connections to it.
-            self._stop_orphans()
+            self.stop_orphans()
         deadline = time.monotonic() + 5
         while self.relay.watching() and time.monotonic() < deadline:
             self.relay.pump(0.05)
         signal.set_wakeup_fd(-1)
 
-    def _stop_orphans(self) -> None:
+    def stop_orphans(self) -> None:
         """Stops (SIGTERM, then SIGKILL after 5 s) and reaps what was left of a child that died
         abruptly: its processes were adopted by this one (`_adopt_orphans`)."""
         orphans = _children_of_this_process() - {p.pid for p in self.processes}
@@ -578,11 +594,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     stack = Stack()
     graceful: dict[int, signal.Signals] = {}
-    status = 0
-    try:
+    restarts: list[float] = []
+
+    def start_app_server(replacing: subprocess.Popen | None = None) -> bool:
+        """granian on the socket; False if a stop was asked for before it listened."""
         app_server = stack.start(
             app_server_command(socket, args.workers, args.threads),
             "granian",
+            replacing=replacing,
             cwd=REPO_ROOT if (REPO_ROOT / "manage.py").exists() else None,
             # Trust nginx's X-Real-IP (flagadmin/serving/client_address.py): only this nginx
             # reaches the socket, and it replaces whatever a client sent in that header.
@@ -591,17 +610,38 @@ def main(argv: list[str] | None = None) -> int:
         # SIGTERM: granian finishes the requests in flight; SIGQUIT does so for nginx.
         graceful[app_server.pid] = signal.SIGTERM
         if not stack.wait_for_socket(socket, app_server, timeout=60):
-            return 0
+            return False
         if os.geteuid() == 0:
             # nginx's workers run as nobody (nginx_config); the socket admits its owner only.
             os.chown(socket, pwd.getpwnam("nobody").pw_uid, grp.getgrnam("nogroup").gr_gid)
+        return True
+
+    def restart(dead: subprocess.Popen) -> int | None:
+        """granian ends itself when one worker dies twice within 5.5 s (or dies killed): it is
+        started again, up to APP_SERVER_RESTARTS times a minute; nginx answers 502 meanwhile.
+        nginx's death ends the stack (1)."""
+        now = time.monotonic()
+        restarts[:] = [moment for moment in restarts if now - moment < 60]
+        if stack.names[dead.pid] != "granian" or len(restarts) >= APP_SERVER_RESTARTS:
+            return 1
+        restarts.append(now)
+        # Its workers, if it was killed, hold the old socket: they go, and so does its path.
+        stack.stop_orphans()
+        socket.unlink(missing_ok=True)
+        stack.relay.say("starting granian again")
+        return None if start_app_server(replacing=dead) else 0
+
+    status = 0
+    try:
+        if not start_app_server():
+            return 0
         proxy = stack.start([nginx, "-e", "stderr", "-p", str(run_dir), "-c", str(conf)], "nginx")
         graceful[proxy.pid] = signal.SIGQUIT
         stack.relay.say(
             f"nginx on {args.bind} -> granian ({args.workers} workers x {args.threads} "
             f"threads) on {socket}"
         )
-        status = stack.serve()
+        status = stack.serve(restart)
     finally:
         stack.stop(graceful, timeout=25)
         shutil.rmtree(run_dir, ignore_errors=True)

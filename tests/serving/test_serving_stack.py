@@ -308,6 +308,34 @@ def test_stack__nginx_dies__granian_stopped_and_it_exits_1(start_stack):
     assert _wait_until_gone(processes) == set()
 
 
+def test_stack__granian_dies__started_again__still_serving__then_stops_clean(start_stack):
+    # granian ends itself when a worker dies twice within 5.5 s; here it is killed outright,
+    # and its orphaned workers, which hold the old socket, go too.
+    stack = start_stack()
+    granian = _children_named(stack)["granian"]
+    old_workers = _app_server_workers(stack, granian)
+    assert old_workers
+
+    os.kill(granian, signal.SIGKILL)
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        restarted = _children_named(stack).get("granian") not in (None, granian)
+        with contextlib.suppress(OSError):
+            if restarted and stack.get("/health")[0] == 200:
+                break
+        time.sleep(0.2)
+    assert stack.process.poll() is None
+    assert _children_named(stack).get("granian") not in (None, granian)
+    assert stack.get("/health") == (200, b'{"health":"GOOD"}')
+    assert _wait_until_gone(old_workers) == set()
+
+    processes = stack.processes()
+    stack.process.send_signal(signal.SIGTERM)
+    assert stack.process.wait(timeout=30) == 0
+    assert _wait_until_gone(processes) == set()
+
+
 def test_stack__its_terminal_closes__both_stop(start_stack):
     # A terminal closed under it: SIGHUP, and no controlling terminal any more.
     terminal, terminal_side = os.openpty()
