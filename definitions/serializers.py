@@ -1,16 +1,18 @@
 """Bodies of the context field and strategy endpoints, named as Unleash's OpenAPI document names
 them (`createContextFieldSchema`, `contextFieldSchema`, `createStrategySchema`, ...). Request
 serializers enforce Unleash's rules (its request validator's and its Joi schemas'); response
-serializers document what the services' dicts hold."""
+shapes (`flagadmin.api.responses`) write the bodies."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
-from definitions.models import NAME_MAX_LENGTH
+from definitions.models import NAME_MAX_LENGTH, ContextField
+from definitions.usage import context_field_usage
 from flagadmin.api.fields import (
     StrictBooleanField,
     StrictCharField,
@@ -20,6 +22,7 @@ from flagadmin.api.fields import (
     StrictSerializer,
     UrlFriendlyNameField,
 )
+from flagadmin.api.responses import Attrs, ResponseShape, StoredList
 
 DESCRIPTION_MAX_LENGTH = 250
 LEGAL_VALUE_MAX_LENGTH = 100
@@ -126,18 +129,25 @@ class LegalValueResponseSerializer(serializers.Serializer):
 
     class Meta:
         ref_name = None
+        list_serializer_class = StoredList
 
 
 @extend_schema_serializer(component_name="contextFieldSchema")
-class ContextFieldSchemaSerializer(serializers.Serializer):
+class ContextFieldSchemaSerializer(ResponseShape):
     """A context field."""
 
     name = serializers.CharField(help_text="The name of the context field.")
     description = serializers.CharField(allow_null=True, help_text="Its description.")
     stickiness = serializers.BooleanField(help_text="Whether custom stickiness may use it.")
-    sortOrder = serializers.IntegerField(help_text="Its place when sorted by this order.")
-    legalValues = LegalValueResponseSerializer(many=True, help_text="The values it may take.")
-    createdAt = serializers.DateTimeField(allow_null=True, help_text="When it was created.")
+    sortOrder = serializers.IntegerField(
+        source="sort_order", help_text="Its place when sorted by this order."
+    )
+    legalValues = LegalValueResponseSerializer(
+        many=True, source="legal_values", help_text="The values it may take."
+    )
+    createdAt = serializers.DateTimeField(
+        source="created_at", allow_null=True, help_text="When it was created."
+    )
 
 
 @extend_schema_serializer(component_name="contextFieldWithUsageSchema")
@@ -150,6 +160,15 @@ class ContextFieldWithUsageSerializer(ContextFieldSchemaSerializer):
     usedInFeatures = serializers.IntegerField(
         min_value=0, help_text="How many flags (not archived) have a constraint on it."
     )
+
+    def get_attrs(self, items: Sequence[ContextField]) -> Mapping[ContextField, Attrs]:
+        # Every flag's constraints read once, whatever the number of fields.
+        counts = context_field_usage().counts()
+        attrs = {}
+        for field in items:
+            projects, features = counts.get(field.name, (0, 0))
+            attrs[field] = {"usedInProjects": projects, "usedInFeatures": features}
+        return attrs
 
 
 class ContextFieldStrategySerializer(serializers.Serializer):
@@ -245,13 +264,16 @@ class StrategyParameterResponseSerializer(serializers.Serializer):
 
     class Meta:
         ref_name = None
+        list_serializer_class = StoredList
 
 
 @extend_schema_serializer(component_name="strategySchema")
-class StrategySchemaSerializer(serializers.Serializer):
+class StrategySchemaSerializer(ResponseShape):
     """A strategy type."""
 
-    displayName = serializers.CharField(allow_null=True, help_text="A human-friendly name.")
+    displayName = serializers.CharField(
+        source="display_name", allow_null=True, help_text="A human-friendly name."
+    )
     name = serializers.CharField(help_text="The name (type) of the strategy.")
     editable = serializers.BooleanField(help_text="False for the strategies bundled with Unleash.")
     description = serializers.CharField(allow_null=True, help_text="What the strategy does.")

@@ -183,19 +183,6 @@ def delete_legal_value(*, name: str, value: str, actor: Actor) -> None:
     )
 
 
-def list_context_fields() -> list[dict[str, Any]]:
-    """Every context field by name, each with how many projects and flags (not archived) have a
-    constraint on it, as Unleash lists them (two queries whatever their number)."""
-    counts = context_field_usage().counts()
-    rows = []
-    for field in ContextField.objects.order_by("name"):
-        projects, features = counts.get(field.name, (0, 0))
-        rows.append(
-            {**context_field_as_dict(field), "usedInProjects": projects, "usedInFeatures": features}
-        )
-    return rows
-
-
 # --- strategy definitions -----------------------------------------------------------------------
 
 

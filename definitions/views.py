@@ -26,22 +26,20 @@ from definitions.serializers import (
 )
 from definitions.services import (
     check_context_field_name_free,
-    context_field_as_dict,
     create_context_field,
     create_strategy,
     delete_context_field,
     delete_legal_value,
     delete_strategy,
-    list_context_fields,
     set_legal_value,
     set_strategy_deprecated,
-    strategy_as_dict,
     strategy_not_found,
     update_context_field,
     update_strategy,
 )
 from definitions.usage import context_field_usage
 from flagadmin.api.errors import ConflictError, NotFoundError
+from flagadmin.api.responses import serialize
 from flagadmin.api.schema import ErrorSerializer, error_responses
 from flagadmin.api.views import AdminApiMixin
 from flagadmin.core.errors import InUseError
@@ -119,7 +117,8 @@ class ContextFieldViewSet(AdminApiMixin, viewsets.ViewSet):
         responses={200: ContextFieldWithUsageSerializer(many=True), **error_responses()},
     )
     def list(self, request: Request) -> Response:
-        return Response(list_context_fields())
+        fields = ContextField.objects.order_by("name")
+        return Response(serialize(fields, ContextFieldWithUsageSerializer))
 
     @extend_schema(
         operation_id="createContextField",
@@ -140,7 +139,7 @@ class ContextFieldViewSet(AdminApiMixin, viewsets.ViewSet):
         body.is_valid(raise_exception=True)
         field = create_context_field(fields=dict(body.validated_data), actor=request.user)
         return Response(
-            context_field_as_dict(field),
+            serialize(field, ContextFieldSchemaSerializer),
             status=status.HTTP_201_CREATED,
             headers={"Location": f"/api/admin/context/{_path(field.name)}"},
         )
@@ -157,7 +156,7 @@ class ContextFieldViewSet(AdminApiMixin, viewsets.ViewSet):
         field = ContextField.objects.filter(pk=contextField).first()
         if field is None:
             raise NotFoundError("Could not find context field")
-        return Response(context_field_as_dict(field))
+        return Response(serialize(field, ContextFieldSchemaSerializer))
 
     @extend_schema(
         operation_id="updateContextField",
@@ -306,7 +305,7 @@ class StrategyViewSet(AdminApiMixin, viewsets.ViewSet):
         responses={200: StrategiesSchemaSerializer, **error_responses()},
     )
     def list(self, request: Request) -> Response:
-        strategies = [strategy_as_dict(s) for s in StrategyDefinition.objects.all()]
+        strategies = serialize(StrategyDefinition.objects.all(), StrategySchemaSerializer)
         return Response({"version": VERSION, "strategies": strategies})
 
     @extend_schema(
@@ -328,7 +327,7 @@ class StrategyViewSet(AdminApiMixin, viewsets.ViewSet):
         body.is_valid(raise_exception=True)
         strategy = create_strategy(fields=dict(body.validated_data), actor=request.user)
         return Response(
-            strategy_as_dict(strategy),
+            serialize(strategy, StrategySchemaSerializer),
             status=status.HTTP_201_CREATED,
             headers={"Location": f"/api/admin/strategies/{_path(strategy.name)}"},
         )
@@ -342,7 +341,7 @@ class StrategyViewSet(AdminApiMixin, viewsets.ViewSet):
         responses={200: StrategySchemaSerializer, **error_responses(404)},
     )
     def retrieve(self, request: Request, name: str) -> Response:
-        return Response(strategy_as_dict(_strategy_or_404(name)))
+        return Response(serialize(_strategy_or_404(name), StrategySchemaSerializer))
 
     @extend_schema(
         operation_id="updateStrategy",

@@ -1,0 +1,66 @@
+"""The one way to turn objects into a response body, in the manner of Sentry's serializers: a
+shape declares the body's fields (drf-spectacular documents it like any serializer) and fetches,
+once for all the items of a response, what they need beyond their own columns (`get_attrs`);
+`serialize` calls that hook once, then writes each item. The bodies encoded by orjson on the
+hot paths stay outside it: docs/responses.md."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from django.db.models import QuerySet
+from rest_framework import serializers
+
+Attrs = Mapping[str, Any]
+_NO_ATTRS: Attrs = {}
+
+
+class ResponseShape(serializers.Serializer):
+    """A response body's shape. Its fields read each item's attributes, and before them the
+    item's `attrs`, so a field may name a value `get_attrs` computed (a count, a related row)."""
+
+    def get_attrs(self, items: Sequence[Any]) -> Mapping[Any, Attrs]:
+        """For each item that needs them, the values its fields read that are not its own,
+        fetched for all `items` at once (one query, not one per item). `self.context` holds
+        the keywords given to `serialize`."""
+        return {}
+
+
+class StoredList(serializers.ListSerializer):
+    """A list kept in a JSON column already in the shape the body answers with (a context
+    field's legal values, a strategy type's parameters): documented by its child, written as
+    stored. The child's fields would write the keys an item leaves out as nulls. Used as the
+    child's `Meta.list_serializer_class`."""
+
+    def to_representation(self, data: Any) -> list[Any]:
+        return list(data)
+
+
+class _WithAttrs:
+    """An item seen through its attrs: the attrs first, then the item's own attributes."""
+
+    __slots__ = ("_attrs", "_item")
+
+    def __init__(self, item: Any, attrs: Attrs) -> None:
+        self._item = item
+        self._attrs = attrs
+
+    def __getattr__(self, name: str) -> Any:
+        if name in self._attrs:
+            return self._attrs[name]
+        return getattr(self._item, name)
+
+
+def serialize(items: Any, shape: type[ResponseShape], **context: Any) -> Any:
+    """`items` (a list, tuple or queryset: a list of bodies) or one item (one body) written
+    with `shape`: one instance of it for the whole response, `get_attrs` called once with every
+    item, then each item written in order. `context` is the shape's `self.context`."""
+    single = not isinstance(items, list | tuple | QuerySet)
+    item_list = [items] if single else list(items)
+    writer = shape(context=context)
+    attrs = writer.get_attrs(item_list) if item_list else {}
+    bodies = [
+        writer.to_representation(_WithAttrs(item, attrs.get(item, _NO_ATTRS))) for item in item_list
+    ]
+    return bodies[0] if single else bodies
