@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from flagadmin.api.event_views import _FIELDS, EventSchemaSerializer
+from flagadmin.api.responses import serialize
 from flagadmin.api.schema import error_responses
 from flagadmin.api.search import (
     DATE_IS_PATTERN,
@@ -146,4 +147,4 @@ class EventSearchView(AdminApiMixin, APIView):
         with read_snapshot(local_settings=INDEX_SCANS):  # the total and the page agree
             total = events.count()
             rows = list(page[offset : offset + limit]) if offset < total else []
-        return Response({"events": EventSchemaSerializer(rows, many=True).data, "total": total})
+        return Response({"events": serialize(rows, EventSchemaSerializer), "total": total})

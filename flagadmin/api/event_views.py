@@ -15,6 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from flagadmin.api.responses import ResponseShape, serialize
 from flagadmin.api.schema import error_responses
 from flagadmin.api.views import AdminApiMixin
 from flagadmin.core import permissions as perms
@@ -27,7 +28,7 @@ FILTERED_LIMIT = 50
 
 
 @extend_schema_serializer(component_name="eventSchema")
-class EventSchemaSerializer(serializers.Serializer):
+class EventSchemaSerializer(ResponseShape):
     id = serializers.IntegerField()
     type = serializers.CharField()
     createdBy = serializers.CharField(source="created_by")
@@ -74,7 +75,7 @@ def event_page(events: QuerySet[AuditEvent], limit: int) -> dict:
     page = events.order_by("-created_at", "-id").only(*_FIELDS)[:limit]
     return {
         "version": 1,
-        "events": EventSchemaSerializer(page, many=True).data,
+        "events": serialize(page, EventSchemaSerializer),
         "totalEvents": events.count(),
     }
 

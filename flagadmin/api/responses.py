@@ -17,8 +17,9 @@ _NO_ATTRS: Attrs = {}
 
 
 class ResponseShape(serializers.Serializer):
-    """A response body's shape. Its fields read each item's attributes, and before them the
-    item's `attrs`, so a field may name a value `get_attrs` computed (a count, a related row)."""
+    # A response body's shape. Its fields read each item's attributes, and before them the
+    # item's `attrs`, so a field may name a value `get_attrs` computed (a count, a related row).
+    # No docstring: drf-spectacular would give it to every shape that has none of its own.
 
     def get_attrs(self, items: Sequence[Any]) -> Mapping[Any, Attrs]:
         """For each item that needs them, the values its fields read that are not its own,
