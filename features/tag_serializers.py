@@ -14,6 +14,7 @@ from rest_framework import serializers
 from features.serializers import TagSchemaSerializer
 from flagadmin.api.errors import ValidationError
 from flagadmin.api.fields import StrictCharField, StrictListField, StrictSerializer
+from flagadmin.api.responses import ResponseShape
 from flagadmin.core.names import is_url_friendly
 
 TAG_MIN_LENGTH = 2
@@ -182,7 +183,7 @@ class UpdateTagTypeSchemaSerializer(StrictSerializer):
     )
 
 
-class TagTypeResponseSerializer(serializers.Serializer):
+class TagTypeResponseSerializer(ResponseShape):
     name = serializers.CharField(help_text="The name of the tag type.")
     description = serializers.CharField(help_text="The description of the tag type.")
     icon = serializers.CharField(allow_null=True, help_text="The icon of the tag type.")

@@ -18,6 +18,7 @@ from features.tag_serializers import (
     TAG_PROPERTIES,
     CreateTagSchemaSerializer,
     TagsSchemaSerializer,
+    TagTypeResponseSerializer,
     TagTypeSchemaSerializer,
     TagTypesSchemaSerializer,
     TagTypeWithVersionSchemaSerializer,
@@ -36,12 +37,12 @@ from features.tag_services import (
     delete_tag_type,
     feature_tags,
     remove_feature_tag,
-    tag_type_as_dict,
     update_feature_tags,
     update_tag_type,
 )
 from flagadmin.api.errors import NoAccessError, NotFoundError
 from flagadmin.api.permissions import AdminApiPrincipal, required_permission
+from flagadmin.api.responses import serialize
 from flagadmin.api.schema import error_responses
 from flagadmin.api.views import AdminApiMixin
 from flagadmin.core import permissions as perms
@@ -299,7 +300,7 @@ class TagTypeViewSet(AdminApiMixin, viewsets.ViewSet):
         responses={200: TagTypesSchemaSerializer, **error_responses()},
     )
     def list(self, request: Request) -> Response:
-        tag_types = [tag_type_as_dict(t) for t in TagType.objects.order_by("name")]
+        tag_types = serialize(TagType.objects.order_by("name"), TagTypeResponseSerializer)
         return Response({"version": VERSION, "tagTypes": tag_types})
 
     @extend_schema(
@@ -355,7 +356,8 @@ class TagTypeViewSet(AdminApiMixin, viewsets.ViewSet):
         tag_type = TagType.objects.filter(pk=name).first()
         if tag_type is None:
             raise NotFoundError("Could not find tag-type")
-        return Response({"version": VERSION, "tagType": tag_type_as_dict(tag_type)})
+        tag_type_body = serialize(tag_type, TagTypeResponseSerializer)
+        return Response({"version": VERSION, "tagType": tag_type_body})
 
     @extend_schema(
         operation_id="updateTagType",
