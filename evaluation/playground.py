@@ -237,13 +237,18 @@ def advanced_playground(
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """`POST /api/admin/playground/advanced`'s `features`, and the context fields left out."""
     cleaned, removed = clean_context(context)
-    views = [environment_view(environment) for environment in environments]
-    flags = len(_flags(views[0], projects))
+    # One view a distinct environment, built once the request is known to be within the limit:
+    # a list naming one environment a thousand times is one snapshot and one engine.
+    distinct: dict[str, EnvironmentView] = {environments[0]: environment_view(environments[0])}
+    flags = len(_flags(distinct[environments[0]], projects))
     contexts = combination_count(cleaned)
     check_complexity(len(environments), flags, contexts)
     by_name: dict[str, dict[str, Any]] = {}
     if flags:
-        for view in views:
+        for name in environments:
+            if name not in distinct:
+                distinct[name] = environment_view(name)
+            view = distinct[name]
             environment = view.snapshot.environment
             for single in combinations(cleaned):
                 for decision, reasons in _evaluate(view, projects, single):

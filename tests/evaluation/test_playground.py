@@ -702,6 +702,27 @@ def test_advanced__no_flags__no_combinations_made(admin_client):
     assert response.json()["features"] == []
 
 
+def test_advanced__one_environment_named_many_times__one_snapshot(admin_client):
+    # schemathesis sent 1,000 copies of one environment: each copy built its own snapshot and
+    # engine, past nginx's 30 s. Each copy is still answered, as Unleash answers it.
+    flag(admin_client, "one", {"name": "default"})
+
+    def queries_and_answer(copies: int) -> tuple[int, dict]:
+        body = {"environments": ["development"] * copies, "context": {"appName": "web"}}
+        with CaptureQueriesContext(connection) as queries:
+            response = post(admin_client, ADVANCED, body)
+        assert response.status_code == 200
+        return len(queries), response.json()
+
+    queries_and_answer(1)  # the worker's engine and token lookup, kept from then on
+    once, _ = queries_and_answer(1)
+    many, answer = queries_and_answer(1000)
+
+    assert many == once
+    (feature,) = answer["features"]
+    assert len(feature["environments"]["development"]) == 1000
+
+
 @pytest.mark.parametrize(
     ("body", "path", "message"),
     [
