@@ -26,6 +26,7 @@ from tests.factories import (
     TagFactory,
     UserFactory,
 )
+from tests.statements import trace
 
 CHANGELIST = "/admin/features/feature/"
 
@@ -403,16 +404,9 @@ def test_feature_admin__change__locks_in_the_writers_order_before_writing(staff)
         )
 
     assert response.status_code == 302, response.content.decode()[:3000]
-    statements = [query["sql"] for query in queries]
-    first_write = next(
-        index for index, sql in enumerate(statements) if sql.startswith(("UPDATE", "INSERT"))
-    )
-    locked_tables = [
-        sql.split(" FROM ")[1].split()[0].strip('"')
-        for sql in statements[:first_write]
-        if "FOR NO KEY UPDATE" in sql
-    ]
-    assert locked_tables == [
+    statements = trace(queries)
+    locks = statements.locks(before=statements.first_write())
+    assert [table for table, lock in locks if lock == "NO KEY UPDATE"] == [
         "features_feature",
         "features_featureenvironment",
         "features_featuredependency",

@@ -10,6 +10,7 @@ from django.test.utils import CaptureQueriesContext
 from flagadmin.core.models import Role
 from groups.models import GroupMembership
 from tests.factories import GroupFactory, GroupMembershipFactory, UserFactory
+from tests.statements import trace
 
 
 @pytest.fixture
@@ -162,14 +163,6 @@ def test_group_admin__sso_mappings_one_per_line(db):
     assert 'name="scim_id"' not in page  # synchronised from the identity provider: read-only
 
 
-def first_index(queries: list[dict], *needles: str) -> int:
-    """The index of the first statement containing every needle (len(queries) when none)."""
-    return next(
-        (index for index, query in enumerate(queries) if all(n in query["sql"] for n in needles)),
-        len(queries),
-    )
-
-
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks: PostgreSQL")
 def test_group_delete__locks_the_group_before_deleting_what_refers_to_it(admin_browser):
     group = GroupFactory(name="doomed")
@@ -179,9 +172,9 @@ def test_group_delete__locks_the_group_before_deleting_what_refers_to_it(admin_b
         response = admin_browser.post(f"/admin/groups/group/{group.pk}/delete/", {"post": "yes"})
 
     assert response.status_code == 302, response.content.decode()[:2000]
-    queries = captured.captured_queries
-    lock = first_index(queries, '"groups_group"', "FOR UPDATE")
-    assert lock < first_index(queries, "DELETE FROM"), [q["sql"][:120] for q in queries]
+    statements = trace(captured)
+    lock = statements.first(table="groups_group", lock="UPDATE")
+    assert lock < statements.first(kind="DELETE"), statements
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks: PostgreSQL")
@@ -197,11 +190,11 @@ def test_group_page__member_added__group_and_person_held_before_the_membership_i
         )
 
     assert response.status_code == 302, response.content.decode()[:2000]
-    queries = captured.captured_queries
-    insert = first_index(queries, 'INSERT INTO "groups_groupmembership"')
-    assert insert < len(queries)
-    assert first_index(queries, '"groups_group"', "FOR KEY SHARE") < insert
-    assert first_index(queries, '"flagadmin_user"', "FOR KEY SHARE") < insert
+    statements = trace(captured)
+    insert = statements.first(kind="INSERT", table="groups_groupmembership")
+    assert insert < len(statements)
+    assert statements.first(table="groups_group", lock="KEY SHARE") < insert
+    assert statements.first(table="flagadmin_user", lock="KEY SHARE") < insert
     assert list(GroupMembership.objects.filter(group=group).values_list("user_id", flat=True)) == [
         newcomer.pk
     ]

@@ -22,6 +22,7 @@ from tests.factories import (
     ProjectRoleAssignmentFactory,
     UserFactory,
 )
+from tests.statements import trace
 
 CHANGELIST = "/admin/projects/project/"
 
@@ -199,10 +200,9 @@ def test_project_change__roles_added_inline__holders_held_before_the_roles_are_w
         )
 
     assert response.status_code == 302, response.content.decode()[:2000]
-    sql = [query["sql"] for query in captured.captured_queries]
-    table = '"projects_projectroleassignment"'
-    insert = next(i for i, s in enumerate(sql) if f"INSERT INTO {table}" in s)
-    held = [i for i, s in enumerate(sql) if "FOR KEY SHARE" in s]
-    assert any('"groups_group"' in sql[i] for i in held if i < insert), sql
-    assert any('"flagadmin_user"' in sql[i] for i in held if i < insert), sql
+    statements = trace(captured)
+    insert = statements.first(kind="INSERT", table="projects_projectroleassignment")
+    assert insert < len(statements)
+    assert statements.first(table="groups_group", lock="KEY SHARE") < insert, statements
+    assert statements.first(table="flagadmin_user", lock="KEY SHARE") < insert, statements
     assert ProjectRoleAssignment.objects.filter(project_id="shop").count() == 2
