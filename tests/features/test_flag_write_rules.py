@@ -466,6 +466,87 @@ def test_bulk_on__viewer__403(viewer_client, flag):
     )
 
 
+def _served(client) -> dict[str, dict]:
+    response = client.get("/api/client/features")
+    assert response.status_code == 200
+    return {f["name"]: f for f in response.json()["features"]}
+
+
+def test_bulk_on_and_off__events_per_flag_and_what_sdks_get(
+    admin_client, client_token_client, flag
+):
+    assert post(admin_client, FEATURES, {"name": "bare"}).status_code == 201
+    before = _last_event_id()
+
+    on = post(admin_client, f"{BULK}/on", {"features": ["checkout", "bare"]})
+
+    assert (on.status_code, on.content) == (200, b"")
+    served = _served(client_token_client)
+    assert (served["checkout"]["enabled"], served["bare"]["enabled"]) == (True, True)
+    enabled = AuditEvent.objects.filter(id__gt=before, type="feature-environment-enabled")
+    assert sorted(enabled.values_list("feature_name", "project", "environment")) == [
+        ("bare", "default", "development"),
+        ("checkout", "default", "development"),
+    ]
+    before = _last_event_id()
+
+    off = post(admin_client, f"{BULK}/off", {"features": ["checkout", "bare"]})
+
+    assert (off.status_code, off.content) == (200, b"")
+    served = _served(client_token_client)
+    assert (served["checkout"]["enabled"], served["bare"]["enabled"]) == (False, False)
+    disabled = AuditEvent.objects.filter(id__gt=before).order_by("feature_name")
+    assert list(disabled.values_list("type", "feature_name", "project", "environment")) == [
+        ("feature-environment-disabled", "bare", "default", "development"),
+        ("feature-environment-disabled", "checkout", "default", "development"),
+    ]
+
+
+def test_bulk_off__unknown_flag__404_none_changed(admin_client, flag):
+    post(admin_client, f"{ENVIRONMENT}/on")
+    before = _last_event_id()
+
+    response = post(admin_client, f"{BULK}/off", {"features": ["checkout", "nope"]})
+
+    body = assert_error(response, 404, "NotFoundError")
+    assert body["message"] == 'There\'s no feature named "nope" in project "default".'
+    assert _enabled()
+    assert _event_types(before) == []
+
+
+def test_bulk_off__unknown_environment__404(admin_client, flag):
+    response = post(
+        admin_client,
+        "/api/admin/projects/default/bulk_features/environments/nope/off",
+        {"features": ["checkout"]},
+    )
+
+    assert assert_error(response, 404, "NotFoundError")["message"] == (
+        'Environment "nope" is not enabled in project "default" for flag "checkout"'
+    )
+
+
+def test_bulk_off__features_missing__400(admin_client, flag):
+    body = assert_error(post(admin_client, f"{BULK}/off", {}), 400, "ValidationError")
+
+    assert body["details"] == [
+        {
+            "path": "/body/features",
+            "message": "The `/body/features` property is required. It was not present on the "
+            "data you sent.",
+        }
+    ]
+
+
+def test_bulk_off__viewer__403(viewer_client, admin_client, flag):
+    post(admin_client, f"{ENVIRONMENT}/on")
+
+    response = post(viewer_client, f"{BULK}/off", {"features": ["checkout"]})
+
+    assert assert_error(response, 403, "NoAccessError")["permissions"] == ["UPDATE_FEATURE"]
+    assert _enabled()
+
+
 # --- PUT as Unleash's ---------------------------------------------------------------------------
 
 
@@ -555,3 +636,46 @@ def test_set_sort_order__unknown_strategy__400_nothing_changed(admin_client, fla
 )
 def test_set_sort_order__invalid_body__400(admin_client, flag, body):
     assert_error(post(admin_client, f"{STRATEGIES}/set-sort-order", body), 400, "ValidationError")
+
+
+def test_set_sort_order__sdks_get_the_strategies_in_the_new_order(
+    admin_client, client_token_client, flag
+):
+    first = post(admin_client, STRATEGIES, {"name": "default"}).json()
+    second = post(admin_client, STRATEGIES, {"name": "remoteAddress"}).json()
+    post(admin_client, f"{ENVIRONMENT}/on")
+    served = _served(client_token_client)["checkout"]["strategies"]
+    assert [s["name"] for s in served] == ["default", "remoteAddress"]
+
+    post(
+        admin_client,
+        f"{STRATEGIES}/set-sort-order",
+        [{"id": first["id"], "sortOrder": 5}, {"id": second["id"], "sortOrder": 1}],
+    )
+
+    served = _served(client_token_client)["checkout"]["strategies"]
+    assert [s["name"] for s in served] == ["remoteAddress", "default"]  # SDKs get no ids
+
+
+def test_set_sort_order__unknown_flag__404(admin_client, flag):
+    response = post(
+        admin_client,
+        f"{FEATURES}/nope/environments/development/strategies/set-sort-order",
+        [{"id": "x", "sortOrder": 1}],
+    )
+
+    assert assert_error(response, 404, "NotFoundError")["message"] == (
+        'There\'s no feature named "nope" in project "default".'
+    )
+
+
+def test_set_sort_order__viewer__403_nothing_changed(viewer_client, admin_client, flag):
+    first = post(admin_client, STRATEGIES, {"name": "default"}).json()
+
+    response = post(
+        viewer_client, f"{STRATEGIES}/set-sort-order", [{"id": first["id"], "sortOrder": 5}]
+    )
+
+    assert assert_error(response, 403, "NoAccessError")["permissions"] == ["UPDATE_FEATURE"]
+    assert FeatureStrategy.objects.get().sort_order == 0
+    assert not AuditEvent.objects.filter(type="strategy-order-changed").exists()
