@@ -474,6 +474,51 @@ def test_update_tag_type__unknown__404_where_unleash_answers_200(admin_client):
     assert _events("tag-type-updated") == []
 
 
+@pytest.mark.parametrize(
+    ("body", "detail"),
+    [
+        pytest.param(
+            {"description": "x", "color": "nope"},
+            {
+                "path": "/body/color",
+                "message": 'The `/body/color` property must match pattern "^#[0-9A-Fa-f]{6}$". '
+                'You sent "nope".',
+            },
+            id="color",
+        ),
+        pytest.param(
+            # Unleash 8.2 stores "5"; a description is a string
+            {"description": 5},
+            {
+                "path": "/body/description",
+                "message": "The `/body/description` property must be string. You sent 5.",
+            },
+            id="description-not-string",
+        ),
+    ],
+)
+def test_update_tag_type__invalid__400_nothing_changed(admin_client, body, detail):
+    response = send(admin_client, "put", f"{TAG_TYPES}/simple", body)
+
+    assert assert_error(response, 400, "ValidationError")["details"] == [detail]
+    assert admin_client.get(f"{TAG_TYPES}/simple").json()["tagType"] == {
+        **SIMPLE,
+        "color": "#FFFFFF",
+    }
+    assert _events("tag-type-updated") == []
+
+
+def test_update_tag_type__empty_body__200_unchanged_where_unleash_answers_500(admin_client):
+    # Unleash 8.2: 500 "Empty .update() call detected!" with its SQL table and columns.
+    response = send(admin_client, "put", f"{TAG_TYPES}/simple", {})
+
+    assert (response.status_code, response.content) == (200, b"")
+    assert admin_client.get(f"{TAG_TYPES}/simple").json()["tagType"] == {
+        **SIMPLE,
+        "color": "#FFFFFF",
+    }
+
+
 def test_delete_tag_type__deletes_its_tags_and_records_event(admin_client, flag):
     send(admin_client, "post", TAG_TYPES, {"name": "team"})
     send(admin_client, "post", FLAG_TAGS, {"type": "team", "value": "red"})
@@ -556,3 +601,17 @@ def test_bodies__wrong_content_type__415(admin_client, flag, url):
     response = getattr(admin_client, method)(url, "name=x", content_type="text/plain")
 
     assert_error(response, 415, "ContentTypeerror")
+
+
+def test_create_tag__viewer__201_as_unleash_asks_no_permission(viewer_client):
+    response = send(viewer_client, "post", TAGS, {"type": "simple", "value": "blue"})
+
+    assert response.status_code == 201
+    assert Tag.objects.filter(type_id="simple", value="blue").exists()
+
+
+def test_create_tag__anonymous__401(anon_client, db):
+    response = send(anon_client, "post", TAGS, {"type": "simple", "value": "blue"})
+
+    assert_error(response, 401, "AuthenticationRequired")
+    assert not Tag.objects.filter(value="blue").exists()
