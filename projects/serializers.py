@@ -11,7 +11,7 @@ from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_seri
 from rest_framework import serializers
 
 from flagadmin.api.fields import (
-    NonBlankCharField,
+    NonBlankPrintableCharField,
     StrictCharField,
     StrictChoiceField,
     StrictIntegerField,
@@ -124,7 +124,9 @@ class CreateProjectSchemaSerializer(StrictSerializer):
         help_text="Unique project id: 1-100 characters among `A-Z a-z 0-9 - _ . ! ~ * ' ( )`, "
         "not `.` or `..`.",
     )
-    name = NonBlankCharField(max_length=255, help_text="Display name, not blank.")
+    name = NonBlankPrintableCharField(
+        max_length=255, help_text="Display name, not blank, without control characters."
+    )
     description = StrictCharField(
         allow_null=True, allow_blank=True, default=None, help_text='`""` is stored as null.'
     )

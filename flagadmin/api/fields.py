@@ -14,7 +14,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from rest_framework import serializers
 
-from flagadmin.core.names import is_url_friendly
+from flagadmin.core.names import has_control_character, is_url_friendly
 
 
 class StrictCharField(serializers.CharField):
@@ -46,7 +46,7 @@ class PrintableCharField(StrictCharField):
 
     def to_internal_value(self, data):
         value = super().to_internal_value(data)
-        if any(ord(character) < 0x20 or character == "\x7f" for character in value):
+        if has_control_character(value):
             self.fail("control")
         return value
 
@@ -90,6 +90,19 @@ class NonBlankCharField(StrictCharField):
         value = super().to_internal_value(data)
         if not value.strip():
             self.fail("whitespace")
+        return value
+
+
+class NonBlankPrintableCharField(NonBlankCharField):
+    """Not blank, and no control characters (a project's name): a name shown whole in the admin,
+    in lists and in logs, as a token's name is."""
+
+    default_error_messages = PrintableCharField.default_error_messages
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if has_control_character(value):
+            self.fail("control")
         return value
 
 

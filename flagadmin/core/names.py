@@ -1,4 +1,5 @@
-"""Unleash's rule for names that appear in URLs (flag names, project ids)."""
+"""Unleash's rule for names that appear in URLs (flag names, project ids), and ours for names
+shown to people (tokens', projects')."""
 
 import re
 
@@ -12,3 +13,9 @@ URL_SAFE_CHARACTERS = "-_.!~*'()"
 
 def is_url_friendly(name: str) -> bool:
     return bool(URL_FRIENDLY_RE.fullmatch(name)) and name not in (".", "..")
+
+
+def has_control_character(name: str) -> bool:
+    """A character no reader sees (\\u0000 to \\u001f, \\u007f), a final newline included: refused
+    in names shown whole in lists, pages and logs."""
+    return any(ord(character) < 0x20 or character == "\x7f" for character in name)

@@ -273,6 +273,28 @@ URL_FRIENDLY = "must be URL friendly: only the characters A-Z a-z 0-9 - _ . ! ~ 
             "The `/body/name` property must be string. You sent null.",
             id="name-null",
         ),
+        # Unleash 8.2 takes these; a name no reader can see whole is refused (issue 29).
+        pytest.param(
+            {"id": "x", "name": "Checkout\n"},
+            "/body/name",
+            "The `/body/name` property must not contain control characters "
+            '(\\u0000 to \\u001f, \\u007f). You sent "Checkout\\n".',
+            id="name-final-newline",
+        ),
+        pytest.param(
+            {"id": "x", "name": "Check\x01out"},
+            "/body/name",
+            "The `/body/name` property must not contain control characters "
+            '(\\u0000 to \\u001f, \\u007f). You sent "Check\\u0001out".',
+            id="name-control-character",
+        ),
+        pytest.param(
+            {"id": "x", "name": "Check\x7fout"},
+            "/body/name",
+            "The `/body/name` property must not contain control characters "
+            '(\\u0000 to \\u001f, \\u007f). You sent "Check\x7fout".',
+            id="name-delete-character",
+        ),
         pytest.param(
             {"id": "x", "name": "x", "description": 3},
             "/body/description",
