@@ -9,9 +9,11 @@ from typing import Any
 from django import forms
 from django.contrib import admin
 from django.contrib.admin.views.main import ChangeList
+from django.db import models
 from django.http import HttpRequest
 
 from flagadmin.core.admin_audit import AuditedModelAdmin, json_safe
+from flagadmin.core.admin_fields import refuse_control_characters
 from flagadmin.core.admin_filters import ArchivedFilter
 from flagadmin.core.errors import InvalidOperationError
 from flagadmin.core.locks import members_write
@@ -82,6 +84,12 @@ class ProjectAdmin(AuditedModelAdmin):
     inlines = [ProjectRoleAssignmentInline, ProjectEnvironmentInline]
     form = ProjectArchiveForm
     changes_members = True  # its roles (see `AuditedAdminMixin.changes_members`)
+
+    def formfield_for_dbfield(self, db_field: models.Field, request: HttpRequest, **kwargs):
+        field = super().formfield_for_dbfield(db_field, request, **kwargs)
+        if db_field.name == "name":
+            field.validators.append(refuse_control_characters)
+        return field
 
     def audit_data(self, obj: Project) -> dict[str, Any]:
         # What POST /api/admin/projects records, plus what else the admin edits: archiving,

@@ -22,7 +22,7 @@ from django.utils.html import format_html
 from flagadmin.core import crypto
 from flagadmin.core.actors import actor_label, recorded_actor_label
 from flagadmin.core.admin_audit import AuditedModelAdmin
-from flagadmin.core.admin_fields import LinesField
+from flagadmin.core.admin_fields import LinesField, refuse_control_characters
 from flagadmin.core.audit import (
     GROUP_EVENT_TYPES,
     TOKEN_EVENT_TYPES,
@@ -199,6 +199,12 @@ class ApiTokenAdmin(AuditedModelAdmin):
         if obj is None:
             kwargs["form"] = ApiTokenAddForm
         return super().get_form(request, obj, **kwargs)
+
+    def formfield_for_dbfield(self, db_field: models.Field, request: HttpRequest, **kwargs):
+        field = super().formfield_for_dbfield(db_field, request, **kwargs)
+        if db_field.name == "name":
+            field.validators.append(refuse_control_characters)
+        return field
 
     def get_fields(self, request: HttpRequest, obj: ApiToken | None = None):
         if obj is None:

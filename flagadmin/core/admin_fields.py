@@ -6,6 +6,8 @@ from typing import Any
 
 from django import forms
 
+from flagadmin.core.names import has_control_character
+
 
 class LinesField(forms.CharField):
     """A JSON list of strings edited as one string per line, not as JSON text (SSO group names
@@ -32,3 +34,12 @@ class LinesField(forms.CharField):
 
     def has_changed(self, initial: Any, data: Any) -> bool:
         return self.to_python(data) != (initial or [])
+
+
+def refuse_control_characters(value: str) -> None:
+    """The API's rule for a name shown whole in lists, pages and logs (a token's, a project's),
+    as a form validator."""
+    if has_control_character(value):
+        raise forms.ValidationError(
+            "Must not contain control characters (\\u0000 to \\u001f, \\u007f).", code="control"
+        )

@@ -192,6 +192,27 @@ def test_admin__add_client_token_unknown_scope_refused(staff):
     }
 
 
+CONTROL_CHARACTERS = "Must not contain control characters (\\u0000 to \\u001f, \\u007f)."
+
+
+@pytest.mark.parametrize("name", ["s\x01dk", "sdk\nprod", "sdk\x7f"])
+def test_admin__token_name_with_control_character__refused_as_the_api_refuses_it(staff, name):
+    token, _ = make_token(TokenType.ADMIN, name="old")
+    change = f"/admin/flagadmin/apitoken/{token.pk}/change/"
+
+    added = staff.post(
+        ADD_TOKEN,
+        {"name": name, "type": "client", "project": "default", "environment": "production"},
+    )
+    renamed = staff.post(change, change_form_data(staff.get(change), name=name))
+
+    for response in (added, renamed):
+        assert response.status_code == 200
+        assert response.context["adminform"].form.errors == {"name": [CONTROL_CHARACTERS]}
+    assert list(ApiToken.objects.values_list("name", flat=True)) == ["old"]
+    assert not AuditEvent.objects.filter(type__startswith="api-token").exists()
+
+
 def test_admin__revoke_action(staff):
     token, _ = make_token(TokenType.ADMIN, name="old")
 

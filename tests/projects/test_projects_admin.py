@@ -12,8 +12,9 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from rest_framework.renderers import JSONRenderer
 
-from flagadmin.core.models import Role
-from projects.models import ProjectRoleAssignment
+from flagadmin.core.models import AuditEvent, Role
+from projects.models import Project, ProjectRoleAssignment
+from tests.admin_forms import change_form_data
 from tests.factories import (
     FeatureFactory,
     GroupFactory,
@@ -166,6 +167,35 @@ def test_project_change__member_added_inline(admin_browser):
     assert ProjectRoleAssignment.objects.filter(
         project=project, user=newcomer, role_id=Role.MEMBER
     ).exists()
+
+
+@pytest.mark.parametrize("name", ["Sh\x01op", "Shop\nfloor", "Shop\x7f"])
+def test_project_name_with_control_character__refused_as_the_api_refuses_it(admin_browser, name):
+    ProjectFactory(id="shop", name="Shop", with_environments=False)
+    add, change = f"{CHANGELIST}add/", f"{CHANGELIST}shop/change/"
+    new = {"id": "new", "name": name, "mode": "open", "default_stickiness": "default"}
+
+    added = admin_browser.post(add, {**new, **_empty_inlines(admin_browser, add)})
+    renamed = admin_browser.post(change, change_form_data(admin_browser.get(change), name=name))
+
+    for response in (added, renamed):
+        assert response.status_code == 200
+        assert response.context["adminform"].form.errors == {
+            "name": ["Must not contain control characters (\\u0000 to \\u001f, \\u007f)."]
+        }
+    assert list(Project.objects.values_list("id", "name")) == [
+        ("default", "Default"),
+        ("shop", "Shop"),
+    ]
+    assert not AuditEvent.objects.filter(type__startswith="project-").exists()
+
+
+def _empty_inlines(client: Client, url: str) -> dict[str, int]:
+    data = {}
+    for inline in client.get(url).context["inline_admin_formsets"]:
+        prefix = inline.formset.prefix
+        data |= {f"{prefix}-TOTAL_FORMS": 0, f"{prefix}-INITIAL_FORMS": 0}
+    return data
 
 
 def test_environment_changelist(admin_browser):
