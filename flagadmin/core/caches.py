@@ -181,6 +181,30 @@ class BoundedCache(MutableMapping[K, V]):
             self._values.clear()
             self._policy = self._new_policy()
 
+    def rebound(self, *, max_entries: int | None = None, max_bytes: int | None = None) -> None:
+        """Apply new bounds (those not given stay), keeping the values that fit, the newest
+        first: for an operator's setting read after start, and for tests of what goes."""
+        with self._lock:
+            if max_entries is not None:
+                if max_entries < 1:
+                    raise ValueError("max_entries must be at least 1")
+                self.max_entries = max_entries
+            if max_bytes is not None:
+                if self._size_of is None:
+                    raise ValueError("max_bytes and size_of go together")
+                self.max_bytes = max_bytes
+            kept = [(key, self._values[key]) for key in self._policy]
+            self._values.clear()
+            self._policy = self._new_policy()
+            for key, stored in kept:  # oldest first, so the newest stay
+                if self.max_bytes is not None:
+                    if self._policy.getsizeof(stored) > self.max_bytes:
+                        continue
+                    while len(self._policy) >= self.max_entries:
+                        self._policy.popitem()
+                self._policy[key] = stored
+                self._values[key] = stored
+
     @property
     def size(self) -> int:
         """What the values count against the bound: bytes with `size_of`, else entries."""
@@ -220,6 +244,14 @@ def clear_all() -> None:
         _every_cache[:] = [weakref.ref(cache) for cache in alive]
     for cache in alive:
         cache.clear()
+
+
+def named(name: str) -> BoundedCache:
+    """The cache of this process declared under `name` (docs/caches.md lists them)."""
+    found = [cache for cache in every_cache() if cache.name == name]
+    if len(found) != 1:
+        raise LookupError(f"{len(found)} caches named {name!r}")
+    return found[0]
 
 
 def every_cache() -> list[BoundedCache]:

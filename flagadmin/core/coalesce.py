@@ -43,6 +43,12 @@ class Coalescer(Generic[T]):
         self._open: dict[Hashable, _Batch[T]] = {}
         self._newest: dict[Hashable, _Batch[T]] = {}
 
+    def in_flight(self) -> int:
+        """The keys with a computation running or callers waiting: 0 once all have returned
+        (nothing is kept between calls)."""
+        with self._lock:
+            return len(self._open.keys() | self._newest.keys())
+
     def run(self, key: Hashable, compute: Callable[[], T]) -> T:
         """`compute()`'s result, computed by this thread or by the batch it joined. When the
         batch's computation raises, its leader gets the exception and every other member

@@ -20,6 +20,7 @@ from features.models import (
     FeatureUsageBucket,
     Segment,
 )
+from flagadmin.core.caches import named
 from flagadmin.core.models import TokenType
 from projects.models import Project
 from tests.conftest import assert_error
@@ -573,57 +574,50 @@ def test_client_features__query_refused__400(flag, query, details):
     }
 
 
-def _kept_prefixes() -> list[str | None]:
-    from client_api import selectors
-
-    return [key[2].name_prefix for key in selectors._cache]
-
-
-def _bodies_kept_within(monkeypatch, **bounds: int) -> None:
-    """This worker keeps its bodies within `bounds` rather than the declared ones."""
-    from client_api import selectors
-    from flagadmin.core.caches import BoundedCache
-
-    declared = {"max_entries": selectors.MAX_KEPT_BODIES, "max_bytes": selectors.MAX_KEPT_BYTES}
-    kept = BoundedCache("client payload bodies", size_of=selectors._body_bytes, **declared | bounds)
-    monkeypatch.setattr(selectors, "_cache", kept)
+@pytest.fixture
+def kept_bodies():
+    """The client payload bodies this worker keeps (a declared cache), its bounds restored
+    after the test."""
+    cache = named("client payload bodies")
+    declared = {"max_entries": cache.max_entries, "max_bytes": cache.max_bytes}
+    yield cache
+    cache.rebound(**declared)
 
 
-def test_client_features__kept_bodies_bounded_in_number__oldest_go(catalogue, monkeypatch):
-    _bodies_kept_within(monkeypatch, max_entries=2)
+def _kept_prefixes(kept_bodies) -> list[str | None]:
+    return [key[2].name_prefix for key in kept_bodies]
+
+
+def test_client_features__kept_bodies_bounded_in_number__oldest_go(catalogue, kept_bodies):
+    kept_bodies.rebound(max_entries=2)
     client = sdk()
     for prefix in ["c", "ch", "che", "chec"]:
         assert client.get(f"{CLIENT_FEATURES}?namePrefix={prefix}").status_code == 200
 
-    assert _kept_prefixes() == ["che", "chec"]
+    assert _kept_prefixes(kept_bodies) == ["che", "chec"]
 
 
-def test_client_features__kept_bodies_bounded_in_bytes(catalogue, monkeypatch):
-    from client_api import selectors
-
+def test_client_features__kept_bodies_bounded_in_bytes(catalogue, kept_bodies):
     client = sdk()
     size = len(client.get(f"{CLIENT_FEATURES}?namePrefix=checkout").content)
-    selectors.clear_cache()
-    _bodies_kept_within(monkeypatch, max_bytes=2 * size + 10)
+    kept_bodies.clear()
+    kept_bodies.rebound(max_bytes=2 * size + 10)
     # Prefixes of one length, naming the same flags: bodies of one size.
     for prefix in ["checkout", "Checkout", "checkouT"]:
         assert client.get(f"{CLIENT_FEATURES}?namePrefix={prefix}").status_code == 200
 
-    assert _kept_prefixes() == ["Checkout", "checkouT"]
-    assert selectors._cache.size == sum(len(body.body) for body in selectors._cache.values())
+    assert _kept_prefixes(kept_bodies) == ["Checkout", "checkouT"]
+    assert kept_bodies.size == sum(len(kept.body) for kept in kept_bodies.values())
 
 
-def test_client_features__body_over_the_bound__served_not_kept(catalogue, monkeypatch):
-    from client_api import selectors
-
-    _bodies_kept_within(monkeypatch, max_bytes=10)
+def test_client_features__body_over_the_bound__served_not_kept(catalogue, kept_bodies):
+    kept_bodies.rebound(max_bytes=10)
 
     response = sdk().get(CLIENT_FEATURES)
 
     assert response.status_code == 200
     assert len(response.json()["features"]) == 4
-    assert selectors._cache == {}
-    assert selectors._cache.size == 0
+    assert (len(kept_bodies), kept_bodies.size) == (0, 0)
 
 
 # --- GET /api/client/features/:featureName -----------------------------------------------------

@@ -14,6 +14,7 @@ from rest_framework.test import APIClient
 
 from client_api import selectors
 from client_api.views import ClientFeaturesView
+from flagadmin.core.caches import named
 from flagadmin.core.models import TokenType
 from tests.conftest import assert_error
 from tests.factories import make_token
@@ -253,7 +254,7 @@ def test_shapes__kept_apart_in_memory(sdk, setup, django_assert_num_queries, mon
         from_memory_inlined = sdk.get(CLIENT_FEATURES)
         from_memory_listed = sdk.get(CLIENT_FEATURES, HTTP_UNLEASH_CLIENT_SPEC="5.0.0")
 
-    assert len(selectors._cache) == 2
+    assert len(named("client payload bodies")) == 2
     assert from_memory_inlined.content == inlined.content
     assert from_memory_listed.content == listed.content
 

@@ -14,6 +14,7 @@ from rest_framework.test import APIClient
 from client_api import authentication, selectors
 from features.models import Feature, FeatureEnvironment, FeatureStrategy
 from flagadmin.core.audit import record_event
+from flagadmin.core.caches import BoundedCache, named
 from flagadmin.core.models import TokenType
 from tests.concurrency import concurrent_db, run_together
 from tests.factories import make_token
@@ -34,6 +35,16 @@ def sdk() -> APIClient:
         ]
     )
     return client
+
+
+def kept_bodies() -> BoundedCache:
+    """The client payload bodies this worker keeps (a declared cache)."""
+    return named("client payload bodies")
+
+
+def remembered_tokens() -> BoundedCache:
+    """The client tokens this worker looked up lately (a declared cache)."""
+    return named("client token lookups")
 
 
 def on_with_one_strategy(name: str) -> FeatureEnvironment:
@@ -189,7 +200,7 @@ def test_out_of_order_commit__served_within_the_bound(clock):
         in_thread(lambda: drop_last_strategy(FeatureEnvironment.objects.get(feature_id="late")))
         client = sdk()
         before = client.get(CLIENT_FEATURES)
-        (kept,) = selectors._cache.values()
+        (kept,) = kept_bodies().values()
     finally:
         may_commit.set()
         thread.join(timeout=30)
@@ -214,15 +225,15 @@ def test_etag_from_a_newer_worker__never_answered_with_an_older_body(clock):
     environment = on_with_one_strategy("checkout")
     client = sdk()
     old = client.get(CLIENT_FEATURES)
-    this_worker = (dict(selectors._cache), dict(authentication.client_tokens._recent))
+    this_worker = (dict(kept_bodies()), dict(remembered_tokens()))
     drop_last_strategy(environment)
     # Another worker: nothing kept, so it reads and builds the new state.
     selectors.clear_cache()
     authentication.forget_tokens()
     newer = client.get(CLIENT_FEATURES)
     selectors.clear_cache()
-    selectors._cache.update(this_worker[0])
-    authentication.client_tokens._recent.update(this_worker[1])
+    kept_bodies().update(this_worker[0])
+    remembered_tokens().update(this_worker[1])
 
     reused = client.get(CLIENT_FEATURES)  # no ETag: this worker's body, as before
     polled = client.get(CLIENT_FEATURES, HTTP_IF_NONE_MATCH=newer["ETag"])
@@ -248,7 +259,7 @@ def test_kept_body__never_replaced_by_one_of_an_older_revision():
     kept = selectors._keep(key, older)
 
     assert kept is newer
-    assert selectors._cache[key] is newer
+    assert kept_bodies()[key] is newer
 
 
 # --- no herd ---------------------------------------------------------------------------------
@@ -295,7 +306,7 @@ def test_expired_body__one_request_rebuilds__the_others_answer_from_it(monkeypat
     rebuilt = [result for result in results if result is not kept]
     assert len(rebuilt) == 1
     assert rebuilt[0].etag == kept.etag
-    assert selectors._cache[(("*",), "development", selectors.EVERY_FLAG)] is rebuilt[0]
+    assert kept_bodies()[(("*",), "development", selectors.EVERY_FLAG)] is rebuilt[0]
 
 
 def test_no_body_yet__one_request_builds__the_others_wait_for_it(monkeypatch, settings):
@@ -320,7 +331,7 @@ def test_revalidating_requests__provisional_body__one_rebuild_for_all(monkeypatc
     on_with_one_strategy("checkout")
     kept = read()
     key = (("*",), "development", selectors.EVERY_FLAG)
-    selectors._cache[key] = selectors.ClientFeaturesBody(
+    kept_bodies()[key] = selectors.ClientFeaturesBody(
         revision=kept.revision, provisional=True, built_at=kept.built_at, etag='"x"', body=b"{}"
     )
     clock[0] += 0.5  # within CLIENT_API_REUSE_SECONDS: current for requests that may wait

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from django.urls import get_resolver
 
-from flagadmin.core.caches import BoundedCache, clear_all, every_cache
+from flagadmin.core.caches import BoundedCache, clear_all, every_cache, named
 
 DESIGN_PAGE = Path(__file__).resolve().parents[2] / "docs" / "caches.md"
 APP_PACKAGES = {
@@ -217,6 +217,55 @@ def test_reader__reads_as_get(bounds):
 def test_bounds_refused(bounds, message):
     with pytest.raises(ValueError, match=message):
         BoundedCache("t", **bounds)
+
+
+@pytest.mark.parametrize("evict", ["oldest", "least_recent"])
+def test_rebound__tighter__the_newest_that_fit_stay(evict):
+    cache = BoundedCache("t", max_entries=10, max_bytes=100, size_of=len, evict=evict)
+    for key, value in [("a", b"12345"), ("b", b"12"), ("c", b"1234"), ("d", b"1")]:
+        cache.put(key, value)
+
+    cache.rebound(max_entries=3, max_bytes=7)
+
+    assert list(cache) == ["b", "c", "d"]
+    assert (cache.size, cache.max_entries, cache.max_bytes) == (7, 3, 7)
+    cache.put("e", b"12")
+    assert list(cache) == ["c", "d", "e"]
+    cache.put("f", b"1234567")
+    assert list(cache) == ["f"]
+
+
+def test_rebound__looser__everything_stays_and_more_fits():
+    cache = BoundedCache("t", max_entries=2)
+    cache.put("a", 1)
+    cache.put("b", 2)
+
+    cache.rebound(max_entries=3)
+    cache.put("c", 3)
+
+    assert dict(cache) == {"a": 1, "b": 2, "c": 3}
+
+
+@pytest.mark.parametrize(
+    ("bounds", "message"),
+    [({"max_entries": 0}, "max_entries must be at least 1"), ({"max_bytes": 5}, "go together")],
+)
+def test_rebound__refused(bounds, message):
+    cache = BoundedCache("t", max_entries=2)
+    cache.put("a", 1)
+
+    with pytest.raises(ValueError, match=message):
+        cache.rebound(**bounds)
+
+    assert (dict(cache), cache.max_entries) == ({"a": 1}, 2)
+
+
+def test_named__the_one_cache_of_that_name():
+    cache = BoundedCache("named once", max_entries=1)
+
+    assert named("named once") is cache
+    with pytest.raises(LookupError, match="0 caches named 'nobody'"):
+        named("nobody")
 
 
 def test_clear_all__every_cache_emptied():

@@ -155,7 +155,7 @@ def test_coalescer__leader_interrupted_while_waiting__no_batch_left_open():
     later.join(WAIT)
 
     assert results == ["later"]
-    assert (coalescer._open, coalescer._newest) == ({}, {})
+    assert coalescer.in_flight() == 0
 
 
 def test_coalescer__different_keys__computed_apart():
@@ -165,8 +165,7 @@ def test_coalescer__different_keys__computed_apart():
     assert coalescer.run(("active", 2), lambda: "user 2") == "user 2"
     assert coalescer.run(("active", 1), lambda: "again") == "again"
     # Nothing is kept once no computation is running or waiting.
-    assert coalescer._open == {}
-    assert coalescer._newest == {}
+    assert coalescer.in_flight() == 0
 
 
 def busy_in_projects_list(body: dict) -> int:

@@ -20,7 +20,7 @@ from evaluation.engine import (
     decide_all,
     sdk_context,
 )
-from flagadmin.core.caches import BoundedCache
+from flagadmin.core.caches import named
 from flagadmin.core.tokens import current_revision
 from tests.factories import ProjectFactory
 
@@ -300,15 +300,24 @@ def test_engine_for__never_back_to_an_older_body(monkeypatch):
     assert engine.engine_for("development", revision=1) is kept
 
 
-def test_engine_for__engines_kept_are_bounded(monkeypatch):
-    monkeypatch.setattr(engine, "_engines", BoundedCache("evaluation engines", max_entries=2))
+@pytest.fixture
+def kept_engines():
+    """The engines this worker keeps (a declared cache), its bound restored after the test."""
+    engines = named("evaluation engines")
+    declared = engines.max_entries
+    yield engines
+    engines.rebound(max_entries=declared)
+
+
+def test_engine_for__engines_kept_are_bounded(monkeypatch, kept_engines):
+    kept_engines.rebound(max_entries=2)
     monkeypatch.setattr(
         engine, "client_features", lambda **_: body_of([feature("a")], etag='"1"', built_at=1.0)
     )
     for environment in ("one", "two", "three"):
         engine.engine_for(environment, revision=1)
 
-    assert list(engine._engines) == ["two", "three"]
+    assert list(kept_engines) == ["two", "three"]
 
 
 def test_payload_engine__threads_share_it__same_decisions():

@@ -14,6 +14,7 @@ import pytest
 from django.utils import timezone
 
 from flagadmin.api.renderers import encode_json
+from flagadmin.core.caches import BoundedCache, named
 from flagadmin.core.models import Role
 from overview import project_figures
 from tests.concurrency import concurrent_db
@@ -31,8 +32,13 @@ pytestmark = [concurrent_db, pytest.mark.usefixtures("seeded_rows_back_after_mod
 @pytest.fixture(autouse=True)
 def computed_list(settings):
     settings.PROJECTS_LIST_ENTRY_MAX_AGE = 0
-    for entries in project_figures._encoded_entries.values():
-        entries.clear()
+    for scope in ("active", "archived"):
+        encoded_entries(scope).clear()
+
+
+def encoded_entries(scope: str) -> BoundedCache:
+    """The entries this worker keeps encoded for the list of `scope` (a declared cache)."""
+    return named(f"projects list: encoded entries ({scope})")
 
 
 def built_afresh(*, archived: bool = False, user_id: int | None = None) -> bytes:
@@ -77,7 +83,7 @@ def test_computed_list__one_write__the_entry_shows_it(admin_client, write):
 def test_computed_list__nothing_written__every_entry_reused(admin_client):
     one_project_of_every_kind()
     first = served(admin_client)
-    active = project_figures._encoded_entries["active"]
+    active = encoded_entries("active")
     encoded = dict(active)
 
     again = served(admin_client)
@@ -92,14 +98,14 @@ def test_computed_list__entries_of_projects_no_longer_listed__dropped(admin_clie
         source=(), sort_key=("", ""), encoded_favorite=b"", encoded=b""
     )
     for index in range(1100):
-        project_figures._encoded_entries["active"][f"gone-{index}"] = gone
+        encoded_entries("active")[f"gone-{index}"] = gone
 
     archived = ProjectFactory(id="old", archived_at=timezone.now())
     served(admin_client, "?archived=true")
 
     body = served(admin_client)
 
-    assert set(project_figures._encoded_entries["active"]) == {"default"}
+    assert set(encoded_entries("active")) == {"default"}
     # Each list prunes its own entries: the archived list keeps its project's.
-    assert set(project_figures._encoded_entries["archived"]) == {archived.pk}
+    assert set(encoded_entries("archived")) == {archived.pk}
     assert body == built_afresh()
