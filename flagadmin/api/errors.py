@@ -189,6 +189,15 @@ class LengthRequiredError(ApiError):
     )
 
 
+class TransferEncodingError(ApiError):
+    """A body in a transfer coding the app cannot read (gzip, say), which Django would read as
+    empty. nginx refuses it the same way before the app; gunicorn alone passes it on."""
+
+    status_code = status.HTTP_501_NOT_IMPLEMENTED
+    error_name = "ValidationError"
+    default_detail = "This Transfer-Encoding is not supported: send the body with Content-Length."
+
+
 class ContentTypeError(ApiError):
     status_code = status.HTTP_415_UNSUPPORTED_MEDIA_TYPE
     # Spelled exactly as the specification names it.

@@ -20,6 +20,7 @@ from flagadmin.api.errors import (
     MethodNotAllowedError,
     NotFoundError,
     ServiceUnavailableError,
+    TransferEncodingError,
     ValidationError,
     json_error_response,
 )
@@ -90,10 +91,11 @@ class AdminApiMixin:
             media_type = content_type.split(";", 1)[0].strip().lower()
             if media_type != "application/json":
                 raise ContentTypeError(content_type or None)
-            if (
-                request.META.get("CONTENT_LENGTH") in (None, "", "0")
-                and "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower()
-            ):
+            transfer_encoding = request.META.get("HTTP_TRANSFER_ENCODING", "").lower()
+            codings = [coding.strip() for coding in transfer_encoding.split(",") if coding.strip()]
+            if codings and codings != ["chunked"]:
+                raise TransferEncodingError()
+            if codings and request.META.get("CONTENT_LENGTH") in (None, "", "0"):
                 # Django reads a body without a length as empty: refuse it rather than act on {}.
                 raise LengthRequiredError()
 

@@ -539,3 +539,23 @@ def test_chunked_body_without_length__411(admin_client):
     )
     body = assert_error(response, 411, "LengthRequiredError")
     assert "Content-Length" in body["message"]
+
+
+@pytest.mark.parametrize("coding", ["gzip", "gzip, chunked", "deflate", "x-unknown"])
+def test_body_in_an_unknown_transfer_coding__501_nothing_written(admin_client, coding):
+    # gunicorn alone passes these on (nginx refuses them itself); Django would read {} or bytes.
+    response = admin_client.generic(
+        "POST",
+        "/api/admin/projects",
+        b'{"id": "coded", "name": "Coded"}',
+        content_type="application/json",
+        HTTP_TRANSFER_ENCODING=coding,
+    )
+
+    body = assert_error(response, 501, "ValidationError")
+    assert body == {
+        "id": body["id"],
+        "name": "ValidationError",
+        "message": "This Transfer-Encoding is not supported: send the body with Content-Length.",
+    }
+    assert admin_client.get("/api/admin/projects/coded").status_code == 404

@@ -103,6 +103,12 @@ MALFORMED = PROXY_ERRORS[400]
             _request(b"GET /api/admin/projects HTTP/9.9"), (400, *MALFORMED), id="http-9.9"
         ),
         pytest.param(b"HELLO\r\n\r\n", (400, *MALFORMED), id="garbage"),
+        # A coding gunicorn does not know; gzip it passes on, and the app refuses (501).
+        pytest.param(
+            _request(b"POST /api/admin/projects HTTP/1.1", b"Transfer-Encoding: x-unknown"),
+            (501, *PROXY_ERRORS[501]),
+            id="transfer-encoding-unknown",
+        ),
     ],
 )
 def test_gunicorn_alone__refusals__the_apis_error_body(gunicorn_alone, request_bytes, expected):
