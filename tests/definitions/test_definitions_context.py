@@ -249,6 +249,21 @@ def test_create__legal_value_twice__names_it(admin_client):
     ]
 
 
+@pytest.mark.parametrize("url", [CONTEXT, f"{CONTEXT}/userId"], ids=["list", "one"])
+@pytest.mark.parametrize(
+    ("client_fixture", "status", "name"),
+    [
+        pytest.param("anon_client", 401, "AuthenticationRequired", id="anonymous"),
+        pytest.param("client_token_client", 403, "NoAccessError", id="client-token"),
+    ],
+)
+def test_read__without_an_admin_api_token__refused(db, request, client_fixture, status, name, url):
+    # Reading needs no permission, but a token of the admin API (Unleash: the same 401 and 403).
+    response = request.getfixturevalue(client_fixture).get(url)
+
+    assert_error(response, status, name)
+
+
 def test_create__editor__201(editor_client):
     assert send(editor_client, "post", CONTEXT, {"name": "tenant"}).status_code == 201
 

@@ -144,6 +144,16 @@ def test_list__viewer__200(viewer_client):
     assert viewer_client.get(STRATEGIES).status_code == 200
 
 
+@pytest.mark.parametrize("url", [STRATEGIES, f"{STRATEGIES}/default"], ids=["list", "one"])
+def test_read__client_token__403(client_token_client, url):
+    # Reading needs no permission, but a token of the admin API (Unleash: 403 as well).
+    assert_error(client_token_client.get(url), 403, "NoAccessError")
+
+
+def test_one__anonymous__401(db, anon_client):
+    assert_error(anon_client.get(f"{STRATEGIES}/default"), 401, "AuthenticationRequired")
+
+
 def test_list__anonymous__401(db, anon_client):
     assert_error(anon_client.get(STRATEGIES), 401, "AuthenticationRequired")
 

@@ -418,6 +418,20 @@ def test_feature_environment__unknown__404(admin_client, flag):
     )
 
 
+def test_feature_environment__unknown_flag__404(admin_client, flag):
+    response = admin_client.get(f"{FEATURES}/nosuch/environments/development")
+
+    assert assert_error(response, 404, "NotFoundError")["message"] == (
+        'There\'s no feature named "nosuch" in project "default".'
+    )
+
+
+def test_feature_environment__client_token__403(client_token_client, flag):
+    response = client_token_client.get(f"{FEATURES}/checkout/environments/development")
+
+    assert_error(response, 403, "NoAccessError")
+
+
 # --- the archive: reviveFeature, deleteFeature ------------------------------------------------
 
 
