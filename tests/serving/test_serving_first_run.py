@@ -256,6 +256,37 @@ def test_xmlsec1_warning__once_in_scripts_serves_commands(db, monkeypatch, setti
     assert (captured.out + captured.err).count("auth_saml.W001") == 1
 
 
+def test_scripts_serves_commands__fresh_sqlite_database__no_warning(tmp_path):
+    # What scripts/serve runs before serving, on its default database.
+    environment = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("INIT_", "DJANGO_", "DATABASE_"))
+    }
+    environment.update(
+        DATABASE_URL=f"sqlite:///{tmp_path}/first.sqlite3", ENV_FILE="", SECRET_KEY="first-run"
+    )
+    output = ""
+    for command in (
+        ["migrate", "--noinput"],
+        ["ensureadmintoken", "--base-url", "http://127.0.0.1:8000"],
+    ):
+        done = subprocess.run(
+            [sys.executable, "manage.py", *command],
+            cwd=REPO_ROOT,
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        output += done.stdout + done.stderr
+
+    assert "Created an admin API token." in output
+    assert "WARNINGS" not in output
+    assert "System check identified" not in output
+
+
 # --- pytest's skip reasons ------------------------------------------------------------------
 
 
