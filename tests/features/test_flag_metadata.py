@@ -222,6 +222,18 @@ def test_patch__viewer__403(viewer_client, flag):
     assert_error(response, 403, "NoAccessError")
 
 
+def test_patch__unknown_flag__404(admin_client, flag):
+    # Unleash 8.2: 404 NotFoundError "No feature flag found"; the message here names the flag
+    # and the project, as every other flag path's.
+    ops = [{"op": "replace", "path": "/description", "value": "x"}]
+    response = send(admin_client, "patch", f"{FEATURES}/nosuch", ops)
+
+    assert assert_error(response, 404, "NotFoundError")["message"] == (
+        'There\'s no feature named "nosuch" in project "default".'
+    )
+    assert _events("feature-metadata-updated") == []
+
+
 # --- POST /projects/:projectId/stale (staleFeatures) ------------------------------------------
 
 
