@@ -239,16 +239,22 @@ def validate_strategy_variants(value: Any, *, weights: bool = True) -> None:
     check = _Checker("variants")
     items = check.is_list(value, "")
     for index, item in enumerate(items):
-        path = str(index)
-        variant = check.is_object(item, path)
-        check.string(variant, "name", path, required=True)
-        check.weight(variant, path, integer=True)
-        check.choice(variant, "weightType", path, WEIGHT_TYPES, required=True)
-        check.string(variant, "stickiness", path, required=True)
-        check.payload(variant, path)
+        _check_variant(check, item, str(index), strategy=True)
     _unique_names(check, items)
     if weights and (problem := variant_weights_problem(items)):
         raise ValidationError(f"variants {problem}", code="invalid_value")
+
+
+def _check_variant(check: _Checker, item: Any, path: str, *, strategy: bool) -> dict[str, Any]:
+    """The fields every variant has: a strategy's variant needs an integer weight, a weight
+    type and a stickiness, where a flag's takes any number and may leave the others out."""
+    variant = check.is_object(item, path)
+    check.string(variant, "name", path, required=True)
+    check.weight(variant, path, integer=strategy)
+    check.choice(variant, "weightType", path, WEIGHT_TYPES, required=strategy)
+    check.string(variant, "stickiness", path, required=strategy)
+    check.payload(variant, path)
+    return variant
 
 
 def validate_variants(value: Any) -> None:
@@ -258,12 +264,7 @@ def validate_variants(value: Any) -> None:
     items = check.is_list(value, "")
     for index, item in enumerate(items):
         path = str(index)
-        variant = check.is_object(item, path)
-        check.string(variant, "name", path, required=True)
-        check.weight(variant, path, integer=False)
-        check.choice(variant, "weightType", path, WEIGHT_TYPES, required=False)
-        check.string(variant, "stickiness", path, required=False)
-        check.payload(variant, path)
+        variant = _check_variant(check, item, path, strategy=False)
         if "overrides" in variant:
             where = f"{path}/overrides"
             for number, raw in enumerate(check.is_list(variant["overrides"], where)):
