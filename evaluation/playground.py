@@ -25,8 +25,8 @@ import orjson
 from evaluation.engine import FlagDecision, PayloadEngine, encode_context, fresh_engine
 from evaluation.reasons import FlagReasons, Reasons
 from evaluation.selectors import EnvironmentSnapshot, environment_snapshot
-from flagadmin.api.errors import ValidationError
 from flagadmin.core.caches import BoundedCache
+from flagadmin.core.errors import InvalidInputError, Problem
 
 # Unleash's limit for one advanced evaluation (its `advancedPlayground` flag's default).
 MAX_COMBINATIONS = 15_000
@@ -229,7 +229,7 @@ def check_complexity(environments: int, flags: int, contexts: int) -> None:
             f"{MAX_COMBINATIONS} limit. Please reduce the number of selected environments "
             f"({environments}), features ({flags}), context field combinations ({contexts})."
         )
-        raise ValidationError.stated(message)
+        raise InvalidInputError(Problem(message), message=message)
 
 
 def advanced_playground(
