@@ -31,8 +31,8 @@ CHECK_ORDER = (
 )
 
 
-# Built once (see features/views.py): copying the fields at each instantiation cost about 4 ms
-# of an 11 ms group update.
+# Built once, as features/views.py's: copying the fields at each instantiation was most of a
+# group update's cost (docs/benchmarks.md, "Kept serializers").
 GROUP_WRITE = GroupWriteSerializer()
 GROUP_SCHEMA = GroupSchemaSerializer()
 GROUPS_SCHEMA = GroupSchemaSerializer(many=True)

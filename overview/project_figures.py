@@ -298,8 +298,8 @@ def _figures_sql(condition: str, vendor: str, aging: bool = False, few: bool = F
     def types_in(column: str, group: int) -> str:
         return f"{column} IN ({', '.join(literal(name) for name in groups[group][1])})"
 
-    # FILTER rather than SUM(CASE ...): PostgreSQL aggregates the 2,000 rows of 1,000 projects
-    # in 1.35 ms instead of 2.2. A sum over no row is NULL, which the SELECT turns into 0.
+    # FILTER rather than SUM(CASE ...): PostgreSQL aggregates it faster (docs/projects-list.md,
+    # "Measured choices"). A sum over no row is NULL, which the SELECT turns into 0.
     aging_sums = "".join(
         f",\n              SUM({c('total')}) FILTER (WHERE {c('stale')} = FALSE"
         f" AND {types_in(c('type'), g)}) AS aging_{g}"
@@ -445,10 +445,9 @@ def _read_snapshot(*, one_statement: bool = False) -> Iterator[Run]:
 PREPARED_IDS_MAX = 4
 
 # The most projects by id whose young flags are counted per project from the day counts
-# (`_figures_sql`'s `few`); more are read in the one scan the whole list uses. Measured at
-# 1,000 projects (PostgreSQL, aging on): per project wins up to about 100 ids (6-7 ms against
-# 6-15) and loses from about 300 (38 ms for 961 ids against 14-24 ms for the scan), the size
-# of a worker's first read or of the entries that outlive their age together.
+# (`_figures_sql`'s `few`); more are read in the one scan the whole list uses, which costs
+# less past about this many (docs/projects-list.md, "Measured choices"): the size of a
+# worker's first read or of the entries that outlive their age together.
 FEW_IDS_MAX = 100
 
 
@@ -481,8 +480,8 @@ def _read(
     params = _params(now, project_id, ids) | {"user": favorites_of}
     # Prepared: the lists' statements, which have no parameter (the favorites' only the
     # user's id), and those of a few projects by id, which the kept list runs for the projects
-    # written since its last read (planning them cost more than running them: 2-3 ms against
-    # under 1 for a project's figures). Not those of many ids: one statement text per count.
+    # written since its last read (planning them cost more than running them). Not those of
+    # many ids: one statement text per count.
     rows, owners_rows, *favorite_rows = run(
         statements,
         params,

@@ -231,8 +231,8 @@ class InternalError(ApiError):
 # --- turning DRF validation trees into the contract's `details` ----------------------------
 
 
-# Bounds that keep a 400 (and its log line) small whatever was sent: a 90 kB body of bad ids
-# once answered 9 MB. At most MAX_DETAILS entries (the message says how many more there were),
+# Bounds that keep a 400 (and its log line) small whatever was sent, which a body of many bad
+# values would otherwise multiply. At most MAX_DETAILS entries (the message says how many more),
 # values quoted up to QUOTED_VALUE_LIMIT characters, paths and messages cut past their limits.
 MAX_DETAILS = 20
 QUOTED_VALUE_LIMIT = 300

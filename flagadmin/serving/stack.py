@@ -179,8 +179,8 @@ http {{
     # nginx passes, but for more than 100 header lines (APP_ERRORS).
     large_client_header_buffers {HEADER_BUFFERS} {HEADER_BUFFER_BYTES // 1024}k;
 
-    # Answers compressed for clients that ask (Accept-Encoding: gzip), as Unleash does: a
-    # project's 2,000 flags are 1.1 MB of JSON and 23 kB gzipped, in about 2 ms at level 1.
+    # Answers compressed for clients that ask (Accept-Encoding: gzip), as Unleash does; level
+    # 1 gets most of the gain for little CPU (docs/benchmarks.md).
     # JSON and (always, in nginx) HTML; Django masks the admin pages' CSRF tokens (BREACH).
     gzip on;
     gzip_comp_level 1;
