@@ -13,7 +13,7 @@ from django.db import models
 from django.http import HttpRequest
 
 from flagadmin.core.admin_audit import AuditedModelAdmin, json_safe
-from flagadmin.core.admin_fields import refuse_control_characters
+from flagadmin.core.admin_fields import refuse_control_characters, require_url_friendly
 from flagadmin.core.admin_filters import ArchivedFilter
 from flagadmin.core.errors import InvalidOperationError
 from flagadmin.core.locks import members_write
@@ -89,6 +89,8 @@ class ProjectAdmin(AuditedModelAdmin):
         field = super().formfield_for_dbfield(db_field, request, **kwargs)
         if db_field.name == "name":
             field.validators.append(refuse_control_characters)
+        elif db_field.name == "id":
+            field.validators.append(require_url_friendly)
         return field
 
     def audit_data(self, obj: Project) -> dict[str, Any]:

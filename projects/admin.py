@@ -5,10 +5,12 @@ this app (its inlines, its filter). The projects' admin itself shows flag figure
 from __future__ import annotations
 
 from django.contrib import admin
+from django.db import models
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest
 
 from flagadmin.core.admin_audit import AuditedModelAdmin
+from flagadmin.core.admin_fields import require_url_friendly
 from flagadmin.core.models import Role
 from projects.models import Environment, ProjectEnvironment, ProjectRoleAssignment
 from projects.selectors import PROJECT_ROLE_TYPES
@@ -63,3 +65,9 @@ class EnvironmentAdmin(AuditedModelAdmin):
     def get_readonly_fields(self, request: HttpRequest, obj: Environment | None = None):
         # The name is the environment's key in flags and tokens: set once, at creation.
         return ["name"] if obj is not None else []
+
+    def formfield_for_dbfield(self, db_field: models.Field, request: HttpRequest, **kwargs):
+        field = super().formfield_for_dbfield(db_field, request, **kwargs)
+        if db_field.name == "name":
+            field.validators.append(require_url_friendly)
+        return field

@@ -6,7 +6,7 @@ from typing import Any
 
 from django import forms
 
-from flagadmin.core.names import has_control_character
+from flagadmin.core.names import has_control_character, is_url_friendly
 
 
 class LinesField(forms.CharField):
@@ -42,4 +42,16 @@ def refuse_control_characters(value: str) -> None:
     if has_control_character(value):
         raise forms.ValidationError(
             "Must not contain control characters (\\u0000 to \\u001f, \\u007f).", code="control"
+        )
+
+
+def require_url_friendly(value: str) -> None:
+    """The API's rule for a name used in URLs and in client tokens (a project's id, an
+    environment's name), as a form validator: a token holding a control character cannot even
+    be sent in a header."""
+    if not is_url_friendly(value):
+        raise forms.ValidationError(
+            "Must be URL friendly: only the characters A-Z a-z 0-9 - _ . ! ~ * ' ( ), "
+            "and not . or ..",
+            code="not_url_friendly",
         )

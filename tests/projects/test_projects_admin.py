@@ -13,7 +13,7 @@ from django.utils import timezone
 from rest_framework.renderers import JSONRenderer
 
 from flagadmin.core.models import AuditEvent, Role
-from projects.models import Project, ProjectRoleAssignment
+from projects.models import Environment, Project, ProjectRoleAssignment
 from tests.admin_forms import change_form_data
 from tests.factories import (
     FeatureFactory,
@@ -188,6 +188,65 @@ def test_project_name_with_control_character__refused_as_the_api_refuses_it(admi
         ("shop", "Shop"),
     ]
     assert not AuditEvent.objects.filter(type__startswith="project-").exists()
+
+
+URL_FRIENDLY = (
+    "Must be URL friendly: only the characters A-Z a-z 0-9 - _ . ! ~ * ' ( ), and not . or .."
+)
+
+
+@pytest.mark.parametrize("key", ["sh\x01op", "sh\nop", "sh op", "..", "shop/floor"])
+def test_project_id_and_environment_name__not_url_friendly__refused_as_the_api_refuses_them(
+    admin_browser, key
+):
+    # Each ends up in URLs and in client tokens ("<project>:<environment>.<secret>").
+    project_add, environment_add = f"{CHANGELIST}add/", "/admin/projects/environment/add/"
+    project = {"id": key, "name": "Shop", "mode": "open", "default_stickiness": "default"}
+    environment = {
+        "name": key,
+        "type": "development",
+        "sort_order": "1",
+        "enabled": "on",
+        "created_at_0": "2026-01-01",
+        "created_at_1": "00:00:00",
+    }
+
+    added_project = admin_browser.post(
+        project_add, {**project, **_empty_inlines(admin_browser, project_add)}
+    )
+    added_environment = admin_browser.post(environment_add, environment)
+
+    assert added_project.status_code == added_environment.status_code == 200
+    assert added_project.context["adminform"].form.errors == {"id": [URL_FRIENDLY]}
+    assert added_environment.context["adminform"].form.errors == {"name": [URL_FRIENDLY]}
+    assert list(Project.objects.values_list("id", flat=True)) == ["default"]
+    assert sorted(Environment.objects.values_list("name", flat=True)) == [
+        "development",
+        "production",
+    ]
+
+
+def test_project_id_and_environment_name__url_friendly__added(admin_browser):
+    project_add, environment_add = f"{CHANGELIST}add/", "/admin/projects/environment/add/"
+    project = {"id": "it's-(ok)!~*", "name": "Ok", "mode": "open", "default_stickiness": "default"}
+
+    added_project = admin_browser.post(
+        project_add, {**project, **_empty_inlines(admin_browser, project_add)}
+    )
+    added_environment = admin_browser.post(
+        environment_add,
+        {
+            "name": "pre.prod_1",
+            "type": "development",
+            "sort_order": "1",
+            "created_at_0": "2026-01-01",
+            "created_at_1": "00:00:00",
+        },
+    )
+
+    assert added_project.status_code == added_environment.status_code == 302
+    assert Project.objects.filter(pk="it's-(ok)!~*").exists()
+    assert Environment.objects.filter(pk="pre.prod_1").exists()
 
 
 def _empty_inlines(client: Client, url: str) -> dict[str, int]:
