@@ -17,13 +17,15 @@ def clone_feature(
     *, source: Feature, name: str, replace_group_id: bool = True, actor: Actor
 ) -> Feature:
     """Create flag `name` in the source's project as a copy of `source`, as Unleash does: the
-    same type, description and impression data (`feature-created`); the same dependencies on
-    parents (`feature-dependency-added` each); each environment's variants (no event, as
-    Unleash); and each environment's strategies with their title, paused state, sort order,
+    same type, description, impression data and stale state (`feature-created`, which shows
+    the copy stale when it is, and no `feature-stale-on`); the same dependencies on parents
+    (`feature-dependency-added` each); each environment's variants (no event, as Unleash);
+    and each environment's strategies with their title, paused state, sort order,
     parameters, constraints, variants and segments (`feature-strategy-add` each), a
     `groupId` parameter set to the new name unless `replace_group_id` is false. Not copied,
-    as Unleash: the environments' enabled state (the copy is off everywhere), tags, stale
-    state. A taken name is 409 `NameExistsError` and nothing is written."""
+    as Unleash: the environments' enabled state (the copy is off everywhere), tags, creation
+    time, creator (the one who clones), lifecycle stage (`initial`). A taken name is 409
+    `NameExistsError` and nothing is written."""
     with transaction.atomic():
         strategies = Prefetch(
             "strategies",
@@ -44,6 +46,7 @@ def clone_feature(
             type=source.type,
             description=source.description,
             impression_data=source.impression_data,
+            stale=source.stale,
             actor=actor,
         )
         for dependency in parents:

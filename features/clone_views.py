@@ -52,8 +52,8 @@ class FeatureCloneViewSet(AdminApiMixin, viewsets.ViewSet):
         summary="Clone a feature flag",
         description=(
             "Creates flag `name` in the project as a copy of the flag, as Unleash does: its "
-            "type, description and impression data, its dependencies, each environment's "
-            "variants and strategies (title, paused state, sort order, parameters, "
+            "type, description, impression data and stale state, its dependencies, each "
+            "environment's variants and strategies (title, paused state, sort order, parameters, "
             "constraints, variants, segments; a `groupId` parameter becomes the new name "
             "unless `replaceGroupId` is false). The copy is off in every environment and has "
             "no tags, as in Unleash. Records `feature-created`, then "

@@ -110,13 +110,15 @@ def create_feature(
     type: str = FeatureType.RELEASE,
     description: str | None = None,
     impression_data: bool = False,
+    stale: bool = False,
     tags: Sequence[tuple[str, str]] = (),
     actor: Actor,
 ) -> Feature:
     """Create flag `name` in project `project_id` with one disabled environment entry per
     environment enabled in the project, lifecycle stage `initial`, its tags (tag types must
     exist; new values are created), the acting user as creator, and one `feature-created`
-    audit event.
+    audit event. `stale` is for a clone (Unleash's clone creates the copy stale when its source
+    is, recorded in `feature-created` alone, with no `feature-stale-on`).
 
     Raises NotFoundError when the project does not exist or is archived, NameExistsError when
     any flag, in any project, archived or not, has that name, also when a concurrent creation
@@ -141,7 +143,7 @@ def create_feature(
         type=type,
         description=description or None,
         impression_data=impression_data,
-        stale=False,
+        stale=stale,
         created_at=now,
         created_by_id=creator_id,
     )
@@ -193,7 +195,7 @@ def _created_event(feature: Feature, *, tag_list: list[dict[str, str]], actor: A
             "description": feature.description,
             "type": feature.type,
             "project": feature.project_id,
-            "stale": False,
+            "stale": feature.stale,
             "createdAt": api_timestamp(feature.created_at),
             "lastSeenAt": None,
             "impressionData": feature.impression_data,

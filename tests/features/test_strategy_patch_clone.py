@@ -270,6 +270,108 @@ def test_clone__replace_group_id_false__group_id_kept(admin_client, source):
     assert development[0][4]["groupId"] == "checkout"
 
 
+ADMIN_TOKEN_USER = {"id": -42, "name": "Unleash Admin Token User", "imageUrl": ""}
+
+
+def _clone_environment(name: str, env_type: str, sort_order: int) -> dict:
+    return {
+        "name": name,
+        "featureName": "old-copy",
+        "environment": name,
+        "type": env_type,
+        "enabled": False,
+        "sortOrder": sort_order,
+        "variantCount": 0,
+        "strategies": [],
+        "variants": [],
+        "lastSeenAt": None,
+        "hasStrategies": False,
+        "hasEnabledStrategies": False,
+    }
+
+
+@pytest.mark.parametrize("stale", [True, False], ids=["stale", "not-stale"])
+def test_clone__stale_state__copied_in_body_event_and_client_payload(
+    admin_client, client_token_client, stale
+):
+    # Unleash 8.2 (checked on the reference): a stale source gives a stale copy, recorded in
+    # the copy's `feature-created` (stale: true) and in no `feature-stale-on`.
+    source = {"name": "old", "type": "kill-switch", "description": "Old", "impressionData": True}
+    assert post(admin_client, FEATURES, source).status_code == 201
+    marked = post(
+        admin_client, "/api/admin/projects/default/stale", {"features": ["old"], "stale": stale}
+    )
+    assert marked.status_code == 202
+    before = _last_event_id()
+
+    response = post(admin_client, f"{FEATURES}/old/clone", {"name": "old-copy"})
+
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body == {
+        "name": "old-copy",
+        "type": "kill-switch",
+        "description": "Old",
+        "project": "default",
+        "enabled": False,
+        "stale": stale,
+        "favorite": False,
+        "impressionData": True,
+        "archived": False,
+        "archivedAt": None,
+        "createdAt": body["createdAt"],
+        "createdBy": ADMIN_TOKEN_USER,
+        "lastSeenAt": None,
+        "environments": [
+            _clone_environment("development", "development", 100),
+            _clone_environment("production", "production", 200),
+        ],
+        "variants": [],
+        "tags": [],
+        "children": [],
+        "lifecycle": {"stage": "initial", "enteredStageAt": body["createdAt"]},
+        "dependencies": [],
+        "collaborators": {"users": [ADMIN_TOKEN_USER]},
+    }
+    assert admin_client.get(f"{FEATURES}/old-copy").json() == body
+    (event,) = _events(before)
+    assert (event.type, event.feature_name, event.project, event.environment) == (
+        "feature-created",
+        "old-copy",
+        "default",
+        None,
+    )
+    assert (event.data, event.pre_data, event.tags) == (
+        {
+            "name": "old-copy",
+            "description": "Old",
+            "type": "kill-switch",
+            "project": "default",
+            "stale": stale,
+            "createdAt": body["createdAt"],
+            "lastSeenAt": None,
+            "impressionData": True,
+            "archived": False,
+        },
+        None,
+        [],
+    )
+    payload = client_token_client.get("/api/client/features")
+    assert payload.status_code == 200
+    (flag,) = [f for f in payload.json()["features"] if f["name"] == "old-copy"]
+    assert flag == {
+        "name": "old-copy",
+        "type": "kill-switch",
+        "description": "Old",
+        "project": "default",
+        "enabled": False,
+        "stale": stale,
+        "impressionData": True,
+        "strategies": [],
+        "variants": [],
+    }
+
+
 def test_clone__reaches_sdks_once_turned_on(admin_client, client_token_client, source):
     post(admin_client, f"{FLAG}/clone", {"name": "copy"})
     assert post(admin_client, f"{FEATURES}/copy/environments/development/on").status_code == 200
