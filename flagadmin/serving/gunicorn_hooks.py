@@ -8,10 +8,12 @@ Standard library and gunicorn only: this loads in gunicorn's master, before Djan
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import socket
 import uuid
+from http import HTTPStatus
 
 from gunicorn import util
 
@@ -24,7 +26,11 @@ GUNICORN_ERRORS = {
     417: ("ValidationError", "The Expect header is not supported: send the body without it."),
     431: PROXY_ERRORS[494],
     500: PROXY_ERRORS[500],
-    501: PROXY_ERRORS[501],
+    # Not nginx's message: gunicorn alone takes no chunked body either (the app answers 411).
+    501: (
+        "ValidationError",
+        "This Transfer-Encoding is not supported: send the body with Content-Length.",
+    ),
 }
 TOO_LONG = PROXY_ERRORS[494]
 
@@ -44,6 +50,9 @@ def error_body(status: int, reason: str, detail: str) -> bytes:
 def write_error(sock: socket.socket, status_int: int, reason: str, mesg: str) -> None:
     """gunicorn.util.write_error, with the error body instead of an HTML page."""
     body = error_body(status_int, reason, mesg)
+    # gunicorn keeps "Bad Request" as the reason of its 501 for an unknown transfer coding.
+    with contextlib.suppress(ValueError):
+        reason = HTTPStatus(status_int).phrase
     head = (
         f"HTTP/1.1 {status_int} {reason}\r\n"
         "Connection: close\r\n"

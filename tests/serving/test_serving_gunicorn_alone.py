@@ -79,6 +79,10 @@ def _raw(port: int, request: bytes) -> tuple[int, dict[str, str], bytes]:
 
 TOO_LONG = PROXY_ERRORS[494]
 MALFORMED = PROXY_ERRORS[400]
+UNKNOWN_CODING = (
+    "ValidationError",
+    "This Transfer-Encoding is not supported: send the body with Content-Length.",
+)
 
 
 @pytest.mark.parametrize(
@@ -106,7 +110,7 @@ MALFORMED = PROXY_ERRORS[400]
         # A coding gunicorn does not know; gzip it passes on, and the app refuses (501).
         pytest.param(
             _request(b"POST /api/admin/projects HTTP/1.1", b"Transfer-Encoding: x-unknown"),
-            (501, *PROXY_ERRORS[501]),
+            (501, *UNKNOWN_CODING),
             id="transfer-encoding-unknown",
         ),
     ],
@@ -121,6 +125,17 @@ def test_gunicorn_alone__refusals__the_apis_error_body(gunicorn_alone, request_b
     error = json.loads(body)
     assert (status, error["name"], error["message"]) == expected
     assert set(error) == {"id", "name", "message"}
+
+
+def test_gunicorn_alone__refusal__status_line_with_its_own_reason(gunicorn_alone):
+    port, _ = gunicorn_alone
+    request = _request(b"POST /api/admin/projects HTTP/1.1", b"Transfer-Encoding: x-unknown")
+
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+        connection.sendall(request)
+        status_line = connection.makefile("rb").readline()
+
+    assert status_line == b"HTTP/1.1 501 Not Implemented\r\n"
 
 
 def test_gunicorn_alone__credentials__not_in_its_logs(gunicorn_alone):
@@ -145,7 +160,7 @@ def test_gunicorn_alone__credentials__not_in_its_logs(gunicorn_alone):
         pytest.param(400, "Bad Request", "Request Line is too large (5035 > 4094)", TOO_LONG),
         pytest.param(400, "Bad Request", "Invalid HTTP request line: 'GET /?t=x'", MALFORMED),
         pytest.param(431, "Request Header Fields Too Large", "Error parsing headers", TOO_LONG),
-        pytest.param(501, "Not Implemented", "Unsupported transfer coding", PROXY_ERRORS[501]),
+        pytest.param(501, "Not Implemented", "Unsupported transfer coding", UNKNOWN_CODING),
         pytest.param(500, "Internal Server Error", "", PROXY_ERRORS[500]),
         pytest.param(418, "I'm a Teapot", "", ("ValidationError", "I'm a Teapot.")),
     ],
