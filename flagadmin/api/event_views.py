@@ -17,8 +17,10 @@ from rest_framework.views import APIView
 
 from flagadmin.api.responses import ResponseShape, serialize
 from flagadmin.api.schema import error_responses
+from flagadmin.api.search import INDEX_SCANS
 from flagadmin.api.views import AdminApiMixin
 from flagadmin.core import permissions as perms
+from flagadmin.core.db import read_snapshot
 from flagadmin.core.models import AuditEvent
 
 # Unleash's pages: its `getEvents` reads the newest 100; its `searchEvents`, used for a
@@ -71,12 +73,17 @@ _FIELDS = [
 
 def event_page(events: QuerySet[AuditEvent], limit: int) -> dict:
     """`{version, events, totalEvents}`: the newest `limit` of `events` and how many there are
-    (one count, one select, each served by an index of `AuditEvent`)."""
-    page = events.order_by("-created_at", "-id").only(*_FIELDS)[:limit]
+    (one select, one count, each served by an index of `AuditEvent`), read as the event
+    search reads them: in one snapshot, so that the total and the page agree, and with
+    `INDEX_SCANS`, so that counting every event is not a sequential scan of the table."""
+    page = events.order_by("-created_at", "-id").only(*_FIELDS)
+    with read_snapshot(local_settings=INDEX_SCANS):
+        rows = list(page[:limit])
+        total = events.count()
     return {
         "version": 1,
-        "events": serialize(page, EventSchemaSerializer),
-        "totalEvents": events.count(),
+        "events": serialize(rows, EventSchemaSerializer),
+        "totalEvents": total,
     }
 
 
