@@ -55,6 +55,7 @@ from features.strategy_services import (
 from flagadmin.api.errors import ArchivedFeatureError, NotFoundError
 from flagadmin.api.lookups import get_or_404
 from flagadmin.api.renderers import encode_json
+from flagadmin.api.responses import serialize
 from flagadmin.api.schema import error_responses
 from flagadmin.api.views import AdminApiMixin
 from flagadmin.core import permissions as perms
@@ -364,7 +365,7 @@ class FeatureStrategyViewSet(AdminApiMixin, viewsets.ViewSet):
         detail = get_feature_detail_or_404(request, projectId, feature.name)
         for env in detail.environment_list:
             if env.environment_id == environment:
-                return Response([STRATEGY_SCHEMA.to_representation(s) for s in env.strategy_list])
+                return Response(serialize(env.strategy_list, STRATEGY_SCHEMA))
         raise NotFoundError(f'Environment "{environment}" is not enabled for flag "{featureName}"')
 
     @extend_schema(
@@ -504,7 +505,7 @@ class FeatureStrategyViewSet(AdminApiMixin, viewsets.ViewSet):
     @staticmethod
     def _strategy(feature, environment: str, strategy_id: str) -> dict:
         strategy = get_feature_strategy_or_404(feature, environment, strategy_id)
-        return STRATEGY_SCHEMA.to_representation(strategy)
+        return serialize(strategy, STRATEGY_SCHEMA)
 
 
 class FeatureDependencyViewSet(AdminApiMixin, viewsets.ViewSet):
