@@ -239,7 +239,7 @@ class CollaboratorsSchemaSerializer(serializers.Serializer):
 
 
 @extend_schema_serializer(component_name="featureSchema")
-class FeatureSchemaSerializer(serializers.Serializer):
+class FeatureSchemaSerializer(ResponseShape):
     """A flag with its environments, strategies, variants, tags, lifecycle and dependencies."""
 
     name = serializers.CharField()

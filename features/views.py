@@ -89,8 +89,8 @@ STRATEGY_ID = OpenApiParameter(
 # Built once: a DRF serializer deep-copies its declared fields on every instantiation, which
 # costs more than the work itself (measured: 0.46 ms for a flag's response serializer, 0.11 ms
 # for the creation body's, against 0.06 and 0.015 ms for the calls on a kept instance).
-# `run_validation` (what `is_valid` runs) and `to_representation` keep no state between calls,
-# so one instance of each serves every request.
+# `run_validation` (what `is_valid` runs) and `to_representation` (what `serialize` calls on a
+# kept shape) keep no state between calls, so one instance of each serves every request.
 CREATE_FEATURE_SCHEMA = CreateFeatureSchemaSerializer()
 FEATURE_SCHEMA = FeatureSchemaSerializer()
 STRATEGY_SCHEMA = FeatureStrategySchemaSerializer()
@@ -222,7 +222,7 @@ class ProjectFeatureViewSet(AdminApiMixin, viewsets.ViewSet):
         body = CREATE_FEATURE_SCHEMA.run_validation(request.data)
         feature = create_feature(project_id=projectId, **body, actor=request.user)
         return Response(
-            FEATURE_SCHEMA.to_representation(feature),
+            serialize(feature, FEATURE_SCHEMA),
             status=status.HTTP_201_CREATED,
             headers={"Location": feature_location(projectId, feature.name)},
         )
@@ -240,7 +240,7 @@ class ProjectFeatureViewSet(AdminApiMixin, viewsets.ViewSet):
     )
     def retrieve(self, request: Request, projectId: str, featureName: str) -> Response:
         feature = get_feature_detail_or_404(request, projectId, featureName)
-        return Response(FEATURE_SCHEMA.to_representation(feature))
+        return Response(serialize(feature, FEATURE_SCHEMA))
 
     @extend_schema(
         operation_id="archiveFeature",
@@ -292,7 +292,7 @@ class FeatureEnvironmentViewSet(AdminApiMixin, viewsets.ViewSet):
                 activate_disabled_strategies=on and activate,
             )
             detail = get_feature_detail_or_404(request, projectId, featureName)
-        return Response(FEATURE_SCHEMA.to_representation(detail))
+        return Response(serialize(detail, FEATURE_SCHEMA))
 
     @extend_schema(
         operation_id="toggleFeatureEnvironmentOn",
