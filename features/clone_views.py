@@ -21,6 +21,7 @@ from features.views import (
     get_feature_detail_or_404,
 )
 from flagadmin.api.fields import StrictBooleanField, StrictSerializer, UrlFriendlyNameField
+from flagadmin.api.responses import serialize
 from flagadmin.api.schema import error_responses
 from flagadmin.api.views import AdminApiMixin
 from flagadmin.core import permissions as perms
@@ -76,9 +77,8 @@ class FeatureCloneViewSet(AdminApiMixin, viewsets.ViewSet):
         # Answered from the write's transaction (see `FeatureEnvironmentViewSet._toggle`).
         with transaction.atomic():
             created = clone_feature(source=source, **body.validated_data, actor=request.user)
-            answer = FEATURE_SCHEMA.to_representation(
-                get_feature_detail_or_404(request, projectId, created.name)
-            )
+            detail = get_feature_detail_or_404(request, projectId, created.name)
+            answer = serialize(detail, FEATURE_SCHEMA)
         return Response(
             answer,
             status=status.HTTP_201_CREATED,

@@ -17,6 +17,7 @@ from flagadmin.api.fields import (
     StrictSerializer,
     UrlFriendlyNameField,
 )
+from flagadmin.api.responses import ResponseShape
 
 # The flag types as choices (value and label alike), named `FeatureTypeEnum` in the document.
 FEATURE_TYPES = FeatureType.values
@@ -73,7 +74,7 @@ class ValidateFeatureSchemaSerializer(StrictSerializer):
 
 
 @extend_schema_serializer(component_name="featureMetadataSchema")
-class FeatureMetadataSchemaSerializer(serializers.Serializer):
+class FeatureMetadataSchemaSerializer(ResponseShape):
     """The flag's own row, as Unleash answers `updateFeature` and `patchFeature`."""
 
     name = serializers.CharField()

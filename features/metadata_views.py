@@ -39,6 +39,7 @@ from features.views import (
     get_project_feature_or_404,
 )
 from flagadmin.api.errors import NotFoundError, OperationDeniedError, ValidationError
+from flagadmin.api.responses import ResponseShape, serialize
 from flagadmin.api.schema import error_responses
 from flagadmin.api.views import AdminApiMixin
 from flagadmin.core import permissions as perms
@@ -48,7 +49,7 @@ NO_BODY = OpenApiResponse(description="This response has no body.")
 
 
 def _metadata_answer(feature: Feature) -> dict:
-    return FeatureMetadataSchemaSerializer(feature).data
+    return serialize(feature, FeatureMetadataSchemaSerializer)
 
 
 class ProjectFeatureMetadataViewSet(ProjectFeatureViewSet):
@@ -199,7 +200,7 @@ class FeatureNameViewSet(AdminApiMixin, viewsets.ViewSet):
         return Response(status=status.HTTP_200_OK)
 
 
-class FeatureEnvironmentInfoSchemaSerializer(serializers.Serializer):
+class FeatureEnvironmentInfoSchemaSerializer(ResponseShape):
     name = serializers.CharField(source="feature_id")
     environment = serializers.CharField(source="environment_id")
     enabled = serializers.BooleanField()
@@ -241,7 +242,7 @@ class FeatureEnvironmentInfoViewSet(AdminApiMixin, viewsets.ViewSet):
         )
         if entry is None:
             raise NotFoundError(f"Could not find {featureName} in {environment}")
-        return Response(FeatureEnvironmentInfoSchemaSerializer(entry).data)
+        return Response(serialize(entry, FeatureEnvironmentInfoSchemaSerializer))
 
 
 class ArchivedFeatureViewSet(AdminApiMixin, viewsets.ViewSet):

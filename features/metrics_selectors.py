@@ -4,6 +4,7 @@ them. Times are aware datetimes, which the renderer writes as the API writes eve
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -33,11 +34,26 @@ def _strategies(instances: QuerySet[ClientInstance]) -> list[str]:
     return list(found)
 
 
+@dataclass(frozen=True)
+class Application:
+    """An application as its instances' registrations make it: its name, when its first
+    instance started (or was first seen) and when one was last seen. Unleash's description,
+    url, colour and icon are not stored: always None."""
+
+    app_name: str
+    created_at: datetime
+    updated_at: datetime
+    description: None = None
+    url: None = None
+    color: None = None
+    icon: None = None
+
+
 def list_applications(
     *, terms: list[str], descending: bool, offset: int, limit: int
-) -> dict[str, Any]:
-    """`applicationsSchema`: the applications whose name contains any of `terms` (all without
-    terms), by name, `limit` of them from `offset`, and how many there are."""
+) -> tuple[list[Application], int]:
+    """The applications whose name contains any of `terms` (all without terms), by name,
+    `limit` of them from `offset`, and how many there are."""
     instances = ClientInstance.objects.all()
     if terms:
         instances = instances.filter(any_term(["app_name"], terms))
@@ -50,8 +66,19 @@ def list_applications(
     )
     apps = apps.order_by("-app_name" if descending else "app_name")
     total = apps.count()
-    page = list(apps[offset : offset + limit])
-    rows = ClientInstance.objects.filter(app_name__in=[app["app_name"] for app in page])
+    page = [
+        Application(app["app_name"], app["created"] or app["first_seen"], app["updated"])
+        for app in apps[offset : offset + limit]
+    ]
+    return page, total
+
+
+def announced_by_instances(
+    app_names: list[str],
+) -> dict[str, tuple[list[str], list[str]]]:
+    """For each application of `app_names`: the environments its instances run in (sorted) and
+    the strategies they announced (in the order first announced). One query."""
+    rows = ClientInstance.objects.filter(app_name__in=app_names)
     environments: dict[str, set[str]] = {}
     strategies: dict[str, dict[str, None]] = {}
     for name, environment, announced in rows.order_by("last_seen_at", "pk").values_list(
@@ -62,21 +89,8 @@ def list_applications(
             if isinstance(strategy, str):
                 strategies.setdefault(name, {}).setdefault(strategy, None)
     return {
-        "applications": [
-            {
-                "appName": app["app_name"],
-                "createdAt": app["created"] or app["first_seen"],
-                "updatedAt": app["updated"],
-                "description": None,
-                "strategies": list(strategies.get(app["app_name"], {})),
-                "url": None,
-                "color": None,
-                "icon": None,
-                "usage": [{"project": "*", "environments": sorted(environments[app["app_name"]])}],
-            }
-            for app in page
-        ],
-        "total": total,
+        name: (sorted(found), list(strategies.get(name, {})))
+        for name, found in environments.items()
     }
 
 

@@ -6,6 +6,8 @@ buckets), beside the writes that store them (`metrics_services`); what they answ
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from drf_spectacular.utils import extend_schema, extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -13,12 +15,15 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from features.metrics_selectors import (
+    Application,
+    announced_by_instances,
     application_detail,
     feature_usage,
     list_applications,
     raw_metrics,
 )
 from flagadmin.api.errors import NotFoundError
+from flagadmin.api.responses import Attrs, ResponseShape, serialize
 from flagadmin.api.schema import error_responses
 from flagadmin.api.search import PageQuerySerializer, parse_query, search_terms
 from flagadmin.api.views import AdminApiMixin
@@ -54,16 +59,33 @@ class ApplicationUsageSchemaSerializer(serializers.Serializer):
 
 
 @extend_schema_serializer(component_name="applicationSchema")
-class ApplicationSchemaSerializer(serializers.Serializer):
-    appName = serializers.CharField()
-    createdAt = serializers.DateTimeField(help_text="When its first instance started or was seen.")
-    updatedAt = serializers.DateTimeField(help_text="When an instance was last seen.")
+class ApplicationSchemaSerializer(ResponseShape):
+    appName = serializers.CharField(source="app_name")
+    createdAt = serializers.DateTimeField(
+        source="created_at", help_text="When its first instance started or was seen."
+    )
+    updatedAt = serializers.DateTimeField(
+        source="updated_at", help_text="When an instance was last seen."
+    )
     description = serializers.CharField(allow_null=True, help_text="Not stored: null.")
     strategies = serializers.ListField(child=serializers.CharField())
     url = serializers.CharField(allow_null=True, help_text="Not stored: null.")
     color = serializers.CharField(allow_null=True, help_text="Not stored: null.")
     icon = serializers.CharField(allow_null=True, help_text="Not stored: null.")
     usage = ApplicationUsageSchemaSerializer(many=True)
+
+    def get_attrs(self, items: Sequence[Application]) -> Mapping[Application, Attrs]:
+        # The page's instances read once, whatever the number of applications.
+        announced = announced_by_instances([app.app_name for app in items])
+        attrs = {}
+        for app in items:
+            environments, strategies = announced[app.app_name]
+            attrs[app] = {
+                "strategies": strategies,
+                # Instances do not record their project.
+                "usage": [{"project": "*", "environments": environments}],
+            }
+        return attrs
 
 
 @extend_schema_serializer(component_name="applicationsSchema")
@@ -87,17 +109,18 @@ class ApplicationsView(AdminApiMixin, APIView):
     )
     def get(self, request: Request) -> Response:
         data = parse_query(request.query_params, ApplicationsQuerySerializer)
-        applications = list_applications(
+        applications, total = list_applications(
             terms=search_terms(data.get("query")),
             descending=data.get("sortOrder") == "desc",
             offset=data["offset"],
             limit=data["limit"],
         )
-        return Response(ApplicationsSchemaSerializer(applications).data)
+        body = serialize(applications, ApplicationSchemaSerializer)
+        return Response({"applications": body, "total": total})
 
 
 @extend_schema_serializer(component_name="applicationInstanceSchema")
-class ApplicationInstanceSchemaSerializer(serializers.Serializer):
+class ApplicationInstanceSchemaSerializer(ResponseShape):
     appName = serializers.CharField(source="app_name")
     instanceId = serializers.CharField(source="instance_id")
     sdkVersion = serializers.CharField(source="sdk_version")
@@ -142,7 +165,7 @@ class ApplicationView(AdminApiMixin, APIView):
         body = application_detail(appName)
         if body is None:
             raise NotFoundError(f"Could not find appName={appName}")
-        body["instances"] = ApplicationInstanceSchemaSerializer(body["instances"], many=True).data
+        body["instances"] = serialize(body["instances"], ApplicationInstanceSchemaSerializer)
         return Response(body)
 
 

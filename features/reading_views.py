@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -9,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from features.models import FeatureType
+from flagadmin.api.responses import Attrs, ResponseShape, serialize
 from flagadmin.api.schema import error_responses
 from flagadmin.api.views import AdminApiMixin
 from flagadmin.core import permissions as perms
@@ -27,9 +30,9 @@ _DESCRIPTIONS = {
 
 
 @extend_schema_serializer(component_name="featureTypeSchema")
-class FeatureTypeSchemaSerializer(serializers.Serializer):
-    id = serializers.CharField()
-    name = serializers.CharField()
+class FeatureTypeSchemaSerializer(ResponseShape):
+    id = serializers.CharField(source="value")
+    name = serializers.CharField(source="label")
     description = serializers.CharField()
     lifetimeDays = serializers.IntegerField(
         allow_null=True,
@@ -38,26 +41,21 @@ class FeatureTypeSchemaSerializer(serializers.Serializer):
         "stale; null: never.",
     )
 
+    def get_attrs(self, items: Sequence[FeatureType]) -> Mapping[FeatureType, Attrs]:
+        attrs = {}
+        for feature_type in items:
+            lifetime = feature_type.expected_lifetime
+            attrs[feature_type] = {
+                "description": _DESCRIPTIONS[feature_type],
+                "lifetimeDays": lifetime.days if lifetime is not None else None,
+            }
+        return attrs
+
 
 @extend_schema_serializer(component_name="featureTypesSchema")
 class FeatureTypesSchemaSerializer(serializers.Serializer):
     version = serializers.IntegerField()
     types = FeatureTypeSchemaSerializer(many=True)
-
-
-def feature_types() -> list[dict]:
-    types = []
-    for feature_type, description in _DESCRIPTIONS.items():
-        lifetime = feature_type.expected_lifetime
-        types.append(
-            {
-                "id": feature_type.value,
-                "name": feature_type.label,
-                "description": description,
-                "lifetimeDays": lifetime.days if lifetime is not None else None,
-            }
-        )
-    return types
 
 
 class FeatureTypesView(AdminApiMixin, APIView):
@@ -74,4 +72,5 @@ class FeatureTypesView(AdminApiMixin, APIView):
         },
     )
     def get(self, request: Request) -> Response:
-        return Response({"version": 1, "types": feature_types()})
+        types = serialize(list(_DESCRIPTIONS), FeatureTypeSchemaSerializer)
+        return Response({"version": 1, "types": types})

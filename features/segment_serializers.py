@@ -19,6 +19,7 @@ from flagadmin.api.fields import (
     StrictListField,
     StrictSerializer,
 )
+from flagadmin.api.responses import ResponseShape
 
 
 @extend_schema_serializer(component_name="upsertSegmentSchema")
@@ -63,7 +64,7 @@ class UpsertSegmentSchemaSerializer(StrictSerializer):
 
 
 @extend_schema_serializer(component_name="adminSegmentSchema")
-class AdminSegmentSchemaSerializer(serializers.Serializer):
+class AdminSegmentSchemaSerializer(ResponseShape):
     """A segment. `project` only for a project's segment; `usedInFeatures` and
     `usedInProjects` (active flags only) in the list of segments."""
 
@@ -98,7 +99,7 @@ class SegmentsSchemaSerializer(serializers.Serializer):
 
 
 @extend_schema_serializer(component_name="segmentStrategySchema")
-class SegmentStrategySchemaSerializer(serializers.Serializer):
+class SegmentStrategySchemaSerializer(ResponseShape):
     id = serializers.CharField(help_text="The strategy's id.")
     projectId = serializers.CharField(source="feature_environment.feature.project_id")
     featureName = serializers.CharField(source="feature_environment.feature_id")

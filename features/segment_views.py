@@ -16,6 +16,7 @@ from features.segment_serializers import (
     SegmentNameSchemaSerializer,
     SegmentsSchemaSerializer,
     SegmentStrategiesSchemaSerializer,
+    SegmentStrategySchemaSerializer,
     UpdateFeatureStrategySegmentsSchemaSerializer,
     UpsertSegmentSchemaSerializer,
 )
@@ -31,6 +32,7 @@ from features.segment_services import (
 from features.segment_strategy_services import find_strategy, set_strategy_segments
 from flagadmin.api.errors import NoAccessError
 from flagadmin.api.lookups import id_from_path
+from flagadmin.api.responses import serialize
 from flagadmin.api.schema import ErrorSerializer, error_responses
 from flagadmin.api.views import AdminApiMixin
 from flagadmin.core import permissions as perms
@@ -93,8 +95,9 @@ class SegmentViewSet(AdminApiMixin, viewsets.ViewSet):
         responses={200: SegmentsSchemaSerializer, **error_responses()},
     )
     def list(self, request: Request) -> Response:
-        segments = list(segments_with_usage())
-        return Response(SegmentsSchemaSerializer({"segments": segments}).data)
+        return Response(
+            {"segments": serialize(segments_with_usage(), AdminSegmentSchemaSerializer)}
+        )
 
     @extend_schema(
         operation_id="createSegment",
@@ -117,7 +120,7 @@ class SegmentViewSet(AdminApiMixin, viewsets.ViewSet):
         fields.pop("keep_description")
         segment = create_segment(**fields, actor=request.user)
         return Response(
-            AdminSegmentSchemaSerializer(segment).data,
+            serialize(segment, AdminSegmentSchemaSerializer),
             status=status.HTTP_201_CREATED,
             headers={"Location": f"/api/admin/segments/{segment.pk}"},
         )
@@ -131,7 +134,7 @@ class SegmentViewSet(AdminApiMixin, viewsets.ViewSet):
         responses={200: AdminSegmentSchemaSerializer, **error_responses(404)},
     )
     def retrieve(self, request: Request, id: str) -> Response:
-        return Response(AdminSegmentSchemaSerializer(get_segment_or_404(id)).data)
+        return Response(serialize(get_segment_or_404(id), AdminSegmentSchemaSerializer))
 
     @extend_schema(
         operation_id="updateSegment",
@@ -184,8 +187,8 @@ class SegmentViewSet(AdminApiMixin, viewsets.ViewSet):
     )
     def strategies(self, request: Request, id: str) -> Response:
         segment = get_segment_or_404(id)
-        body = {"strategies": list(strategies_using(segment)), "changeRequestStrategies": []}
-        return Response(SegmentStrategiesSchemaSerializer(body).data)
+        strategies = serialize(strategies_using(segment), SegmentStrategySchemaSerializer)
+        return Response({"strategies": strategies, "changeRequestStrategies": []})
 
     @extend_schema(
         operation_id="getSegmentsByStrategyId",
@@ -199,7 +202,7 @@ class SegmentViewSet(AdminApiMixin, viewsets.ViewSet):
     )
     def by_strategy(self, request: Request, strategyId: str) -> Response:
         segments = Segment.objects.filter(strategy_links__strategy_id=_uuid_or_none(strategyId))
-        return Response(SegmentsSchemaSerializer({"segments": list(segments)}).data)
+        return Response({"segments": serialize(segments, AdminSegmentSchemaSerializer)})
 
     @extend_schema(
         operation_id="validateSegment",

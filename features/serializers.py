@@ -37,6 +37,7 @@ from flagadmin.api.fields import (
     StrictSerializer,
     UrlFriendlyNameField,
 )
+from flagadmin.api.responses import ResponseShape
 
 # --- request ---------------------------------------------------------------------------------
 
@@ -154,7 +155,7 @@ class VariantSchemaSerializer(serializers.Serializer):
 
 
 @extend_schema_serializer(component_name="featureStrategySchema")
-class FeatureStrategySchemaSerializer(serializers.Serializer):
+class FeatureStrategySchemaSerializer(ResponseShape):
     id = serializers.UUIDField()
     name = serializers.CharField(help_text="Strategy type, e.g. `flexibleRollout`.")
     title = serializers.CharField(allow_null=True)
@@ -238,7 +239,7 @@ class CollaboratorsSchemaSerializer(serializers.Serializer):
 
 
 @extend_schema_serializer(component_name="featureSchema")
-class FeatureSchemaSerializer(serializers.Serializer):
+class FeatureSchemaSerializer(ResponseShape):
     """A flag with its environments, strategies, variants, tags, lifecycle and dependencies."""
 
     name = serializers.CharField()

@@ -25,6 +25,7 @@ from features.views import (
     get_active_feature_or_404,
     get_feature_strategy_or_404,
 )
+from flagadmin.api.responses import serialize
 from flagadmin.api.schema import error_responses
 from flagadmin.core import permissions as perms
 
@@ -72,9 +73,7 @@ class FeatureStrategyPatchViewSet(FeatureStrategyViewSet):
 
         def patched() -> tuple[FeatureStrategy, dict[str, Any]]:
             strategy = get_feature_strategy_or_404(feature, environment, strategyId)
-            document = apply_json_patch(
-                STRATEGY_SCHEMA.to_representation(strategy), body.validated_data
-            )
+            document = apply_json_patch(serialize(strategy, STRATEGY_SCHEMA), body.validated_data)
             if isinstance(document, dict):
                 for member in READ_ONLY_MEMBERS:
                     document.pop(member, None)

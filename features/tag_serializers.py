@@ -5,16 +5,19 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.core.validators import RegexValidator
 from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
+from rest_framework.fields import SkipField, get_attribute
 
+from features.models import Tag
 from features.serializers import TagSchemaSerializer
 from flagadmin.api.errors import ValidationError
 from flagadmin.api.fields import StrictCharField, StrictListField, StrictSerializer
-from flagadmin.api.responses import ResponseShape
+from flagadmin.api.responses import Attrs, ResponseShape
 from flagadmin.core.names import is_url_friendly
 
 TAG_MIN_LENGTH = 2
@@ -117,15 +120,35 @@ class UpdateTagsSchemaSerializer(ClosedSerializer):
         return super().to_internal_value(data)
 
 
-class TagResponseSerializer(serializers.Serializer):
+class _KeyIfGiven(serializers.CharField):
+    """A key written only when the item has the value, even when that value is null (DRF writes
+    null for a nullable field the item lacks)."""
+
+    def get_attribute(self, instance: Any) -> Any:
+        try:
+            return get_attribute(instance, self.source_attrs)
+        except (KeyError, AttributeError):
+            raise SkipField() from None
+
+
+class TagResponseSerializer(ResponseShape):
+    # A tag, its type first as Unleash writes it; with `with_colour=True` (a flag's tags, read
+    # with their types) also its type's colour. No docstring: it would become the item's
+    # description in the OpenAPI document.
+
+    type = serializers.CharField(source="type_id", help_text="The type of the tag.")
     value = serializers.CharField(help_text="The value of the tag.")
-    type = serializers.CharField(help_text="The type of the tag.")
-    color = serializers.CharField(
+    color = _KeyIfGiven(
         required=False, allow_null=True, help_text="The hexadecimal colour of the tag's type."
     )
 
     class Meta:
         ref_name = None
+
+    def get_attrs(self, items: Sequence[Tag]) -> Mapping[Tag, Attrs]:
+        if not self.context.get("with_colour"):
+            return {}
+        return {tag: {"color": tag.type.color} for tag in items}
 
 
 @extend_schema_serializer(component_name="tagsSchema", many=False)

@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
 
-from features.models import Feature, FeatureTag, Tag, TagType
+from features.models import Feature, Tag, TagType
 from features.services import tag_feature, untag_feature
 from flagadmin.core.actors import Actor
 from flagadmin.core.audit import record_event
@@ -92,14 +93,13 @@ def remove_feature_tag(*, feature: Feature, tag_type: str, value: str, actor: Ac
         untag_feature(feature=feature, tag=tag, actor=actor)
 
 
-def feature_tags(feature: Feature) -> list[dict[str, Any]]:
-    """The flag's tags in the order they were added, each with its type's colour."""
-    rows = (
-        FeatureTag.objects.filter(feature=feature)
-        .order_by("id")
-        .values_list("tag__type_id", "tag__value", "tag__type__color")
+def feature_tags(feature: Feature) -> QuerySet[Tag]:
+    """The flag's tags in the order they were added, each read with its type (for its colour)."""
+    return (
+        Tag.objects.filter(feature_tags__feature=feature)
+        .select_related("type")
+        .order_by("feature_tags__id")
     )
-    return [{"type": t, "value": v, "color": c} for t, v, c in rows]
 
 
 # --- tags ---------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
+from django.db.models import QuerySet
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status, viewsets
 from rest_framework.request import Request
@@ -17,6 +18,7 @@ from features.serializers import TagSchemaSerializer
 from features.tag_serializers import (
     TAG_PROPERTIES,
     CreateTagSchemaSerializer,
+    TagResponseSerializer,
     TagsSchemaSerializer,
     TagTypeResponseSerializer,
     TagTypeSchemaSerializer,
@@ -101,7 +103,8 @@ class FeatureTagViewSet(AdminApiMixin, viewsets.ViewSet):
 
     @staticmethod
     def _tags(feature: Feature) -> dict[str, Any]:
-        return {"version": VERSION, "tags": feature_tags(feature)}
+        tags = serialize(feature_tags(feature), TagResponseSerializer, with_colour=True)
+        return {"version": VERSION, "tags": tags}
 
     @extend_schema(
         operation_id="listTags",
@@ -202,9 +205,11 @@ class TagViewSet(AdminApiMixin, viewsets.ViewSet):
     }
 
     @staticmethod
-    def _tags(queryset) -> dict[str, Any]:
-        pairs = queryset.order_by("id").values_list("type_id", "value")
-        return {"version": VERSION, "tags": [{"type": t, "value": v} for t, v in pairs]}
+    def _tags(queryset: QuerySet[Tag]) -> dict[str, Any]:
+        return {
+            "version": VERSION,
+            "tags": serialize(queryset.order_by("id"), TagResponseSerializer),
+        }
 
     @extend_schema(
         operation_id="getTags",
@@ -233,7 +238,7 @@ class TagViewSet(AdminApiMixin, viewsets.ViewSet):
         data = body.validated_data
         tag = create_tag(tag_type=data["type"], value=data["value"], actor=request.user)
         return Response(
-            {"version": VERSION, "tag": {"type": tag.type_id, "value": tag.value}},
+            {"version": VERSION, "tag": serialize(tag, TagResponseSerializer)},
             status=status.HTTP_201_CREATED,
             headers={"Location": f"/api/admin/tags/{_path(tag.type_id, tag.value)}"},
         )
@@ -258,9 +263,10 @@ class TagViewSet(AdminApiMixin, viewsets.ViewSet):
         responses={200: TagWithVersionSchemaSerializer, **error_responses(404)},
     )
     def retrieve(self, request: Request, type: str, value: str) -> Response:
-        if not Tag.objects.filter(type_id=type, value=value).exists():
+        tag = Tag.objects.filter(type_id=type, value=value).first()
+        if tag is None:
             raise NotFoundError(f"No tag with type: [{type}] and value [{value}]")
-        return Response({"version": VERSION, "tag": {"type": type, "value": value}})
+        return Response({"version": VERSION, "tag": serialize(tag, TagResponseSerializer)})
 
     @extend_schema(
         operation_id="deleteTag",

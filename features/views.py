@@ -55,6 +55,7 @@ from features.strategy_services import (
 from flagadmin.api.errors import ArchivedFeatureError, NotFoundError
 from flagadmin.api.lookups import get_or_404
 from flagadmin.api.renderers import encode_json
+from flagadmin.api.responses import serialize
 from flagadmin.api.schema import error_responses
 from flagadmin.api.views import AdminApiMixin
 from flagadmin.core import permissions as perms
@@ -87,8 +88,8 @@ STRATEGY_ID = OpenApiParameter(
 
 # Built once: a DRF serializer deep-copies its declared fields on every instantiation, which
 # costs more than the work itself (docs/benchmarks.md, "Kept serializers").
-# `run_validation` (what `is_valid` runs) and `to_representation` keep no state between calls,
-# so one instance of each serves every request.
+# `run_validation` (what `is_valid` runs) and `to_representation` (what `serialize` calls on a
+# kept shape) keep no state between calls, so one instance of each serves every request.
 CREATE_FEATURE_SCHEMA = CreateFeatureSchemaSerializer()
 FEATURE_SCHEMA = FeatureSchemaSerializer()
 STRATEGY_SCHEMA = FeatureStrategySchemaSerializer()
@@ -220,7 +221,7 @@ class ProjectFeatureViewSet(AdminApiMixin, viewsets.ViewSet):
         body = CREATE_FEATURE_SCHEMA.run_validation(request.data)
         feature = create_feature(project_id=projectId, **body, actor=request.user)
         return Response(
-            FEATURE_SCHEMA.to_representation(feature),
+            serialize(feature, FEATURE_SCHEMA),
             status=status.HTTP_201_CREATED,
             headers={"Location": feature_location(projectId, feature.name)},
         )
@@ -238,7 +239,7 @@ class ProjectFeatureViewSet(AdminApiMixin, viewsets.ViewSet):
     )
     def retrieve(self, request: Request, projectId: str, featureName: str) -> Response:
         feature = get_feature_detail_or_404(request, projectId, featureName)
-        return Response(FEATURE_SCHEMA.to_representation(feature))
+        return Response(serialize(feature, FEATURE_SCHEMA))
 
     @extend_schema(
         operation_id="archiveFeature",
@@ -290,7 +291,7 @@ class FeatureEnvironmentViewSet(AdminApiMixin, viewsets.ViewSet):
                 activate_disabled_strategies=on and activate,
             )
             detail = get_feature_detail_or_404(request, projectId, featureName)
-        return Response(FEATURE_SCHEMA.to_representation(detail))
+        return Response(serialize(detail, FEATURE_SCHEMA))
 
     @extend_schema(
         operation_id="toggleFeatureEnvironmentOn",
@@ -363,7 +364,7 @@ class FeatureStrategyViewSet(AdminApiMixin, viewsets.ViewSet):
         detail = get_feature_detail_or_404(request, projectId, feature.name)
         for env in detail.environment_list:
             if env.environment_id == environment:
-                return Response([STRATEGY_SCHEMA.to_representation(s) for s in env.strategy_list])
+                return Response(serialize(env.strategy_list, STRATEGY_SCHEMA))
         raise NotFoundError(f'Environment "{environment}" is not enabled for flag "{featureName}"')
 
     @extend_schema(
@@ -503,7 +504,7 @@ class FeatureStrategyViewSet(AdminApiMixin, viewsets.ViewSet):
     @staticmethod
     def _strategy(feature, environment: str, strategy_id: str) -> dict:
         strategy = get_feature_strategy_or_404(feature, environment, strategy_id)
-        return STRATEGY_SCHEMA.to_representation(strategy)
+        return serialize(strategy, STRATEGY_SCHEMA)
 
 
 class FeatureDependencyViewSet(AdminApiMixin, viewsets.ViewSet):
