@@ -2,6 +2,8 @@
 
 import logging
 
+from flagadmin.serving.stack import redact
+
 
 class SkipServiceUnavailable(logging.Filter):
     """Drops django.request's record of a 503 response: the error handler has already written
@@ -10,3 +12,19 @@ class SkipServiceUnavailable(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         return getattr(record, "status_code", None) != 503
+
+
+class RedactedSecrets(logging.Filter):
+    """Each record's message without query strings or API token secrets: the app's own lines
+    quote what a client sent (a 404's path, a project id), and a client may send a token there.
+    The stack redacts every line it relays; `gunicorn flagadmin.wsgi` alone redacts only its
+    own loggers' (flagadmin/serving/gunicorn_hooks.py)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        redacted = redact(message.encode("utf-8", "surrogateescape")).decode(
+            "utf-8", "surrogateescape"
+        )
+        if redacted != message:
+            record.msg, record.args = redacted, ()
+        return True

@@ -409,8 +409,13 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "filters": {"not_503": {"()": "flagadmin.logfilters.SkipServiceUnavailable"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {
+        "not_503": {"()": "flagadmin.logfilters.SkipServiceUnavailable"},
+        "redacted": {"()": "flagadmin.logfilters.RedactedSecrets"},
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["redacted"]}
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {
         # 503s are logged once, in one line, by the error handler (flagadmin/api/errors.py).

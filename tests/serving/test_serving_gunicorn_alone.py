@@ -5,7 +5,9 @@ credential (flagadmin/serving/gunicorn_hooks.py, installed by gunicorn.conf.py).
 from __future__ import annotations
 
 import contextlib
+import io
 import json
+import logging
 import socket
 import subprocess
 import sys
@@ -170,3 +172,21 @@ def test_error_body__by_status__never_gunicorns_detail(status, reason, detail, e
 
     assert (body["name"], body["message"]) == expected
     assert len(body["id"]) == 36
+
+
+def test_apps_own_log_lines__credentials_redacted(admin_client, caplog):
+    # A client that sends its token in a path: the app's error line quotes the path. gunicorn
+    # alone writes the app's lines as they are; the console handler redacts them.
+    secret = "*:*." + "c0ffee" * 10 + "abcd"
+    caplog.set_level(logging.INFO)  # as served (the tests' settings log warnings only)
+    [console] = [h for h in logging.getLogger().handlers if type(h) is logging.StreamHandler]
+    written = io.StringIO()
+    stream = console.setStream(written)
+    try:
+        response = admin_client.get(f"/api/admin/projects/{secret}?token={secret}")
+    finally:
+        console.setStream(stream)
+
+    assert response.status_code == 404
+    assert "NotFoundError Project with id *:*.[redacted] does not exist" in written.getvalue()
+    assert "c0ffee" * 10 not in written.getvalue()
