@@ -50,11 +50,12 @@ _OPERATOR_VALUE = re.compile(
 )
 
 
-# Set for each search's reads on PostgreSQL: the planner reads an index wherever one serves,
-# since a sequential scan of 100,000 flags or 1,000,000 events is what a search request must
-# not do (issue 27; checked by bench/search.py). Its default costs choose one to count most of
-# a table, where the index-only scan that replaces it reads as many rows and is no cheaper
-# (docs/search.md has the figures). A statement with no index to use is still planned.
+# Set for each search's reads and the event log's on PostgreSQL: the planner reads an index
+# wherever one serves, since a sequential scan of 100,000 flags or 1,000,000 events is what
+# such a request must not do (issue 27; checked by bench/search.py). Its default costs choose
+# one to count most of a table, where the index scan that replaces it reads as many rows and
+# is no cheaper (docs/search.md has the figures). A statement with no index to use is still
+# planned.
 INDEX_SCANS = ("enable_seqscan = off",)
 
 
