@@ -367,7 +367,11 @@ def _client_features_and_segments(
     for child, parent, enabled, variants in FeatureDependency.objects.filter(
         child__archived_at__isnull=True
     ).values_list("child_id", "parent_id", "enabled", "variants"):
-        dependencies[child].append({"feature": parent, "enabled": enabled, "variants": variants})
+        # As Unleash's client store: a dependency on a parent that must be off names no variants.
+        dependency = {"feature": parent, "enabled": enabled}
+        if enabled:
+            dependency["variants"] = variants
+        dependencies[child].append(dependency)
 
     result = []
     for name, flag_type, description, stale, impression_data, project_id in rows:
