@@ -89,6 +89,13 @@ APP_SERVER_RESTARTS = 3
 # Request targets granian refuses with a bodiless 400: `<`, `>` or a backtick in the path, `"`,
 # `<` or `>` in the query (nginx refuses control characters itself).
 URI_REFUSED_BY_THE_APP_SERVER = r"^[^?]*[<>`]|[?].*[\"<>]"
+# A request target in UTF-8 (RFC 3629's sequences, byte by byte: nginx matches bytes). granian
+# refuses one that is not with a bodiless 400; percent-encoded bytes pass, for the app to judge.
+URI_IN_UTF8 = (
+    r"^(?:[\x00-\x7F]|[\xC2-\xDF][\x80-\xBF]|\xE0[\xA0-\xBF][\x80-\xBF]"
+    r"|[\xE1-\xEC\xEE\xEF][\x80-\xBF]{2}|\xED[\x80-\x9F][\x80-\xBF]"
+    r"|\xF0[\x90-\xBF][\x80-\xBF]{2}|[\xF1-\xF3][\x80-\xBF]{3}|\xF4[\x80-\x8F][\x80-\xBF]{2})*$"
+)
 
 # What replaces a query string or a token's secret in the stack's output.
 REDACTED = "[redacted]"
@@ -233,6 +240,9 @@ http {{
             # What granian refuses with a bodiless 400 (characters RFC 3986 does not allow
             # unencoded in a path or query), refused here with the error body.
             if ($request_uri ~ "{URI_REFUSED_BY_THE_APP_SERVER}") {{
+                return 400;
+            }}
+            if ($request_uri !~ "{URI_IN_UTF8}") {{
                 return 400;
             }}
             try_files /.flagadmin-no-such-file @app;

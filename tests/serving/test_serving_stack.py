@@ -505,6 +505,27 @@ def _by_nginx(status: int) -> tuple[int, str, str]:
         pytest.param(
             _request(b'GET /api/admin/projects?query="x" HTTP/1.1'), _by_nginx(400), id='query-"'
         ),
+        # Raw bytes that are UTF-8 are the app's to answer; others nginx refuses as granian would.
+        pytest.param(
+            _request(
+                b"GET /api/admin/projects/caf\xc3\xa9?q=\xe2\x82\xac\xf0\x9f\x9a\x80 HTTP/1.1"
+            ),
+            AUTHENTICATION_REQUIRED,
+            id="raw-utf8",
+        ),
+        pytest.param(
+            _request(b"GET /api/admin/projects/\xff HTTP/1.1"), _by_nginx(400), id="path-xff"
+        ),
+        pytest.param(
+            _request(b"GET /api/admin/projects?query=\xc3\x28 HTTP/1.1"),
+            _by_nginx(400),
+            id="query-bad-utf8",
+        ),
+        pytest.param(
+            _request(b"GET /api/admin/projects/\xed\xa0\x80 HTTP/1.1"),
+            _by_nginx(400),
+            id="path-utf16-surrogate",
+        ),
         # Bodies over the limit, sized by Content-Length (refused before the app server) and
         # chunked (found while nginx reads it for the app server).
         pytest.param(
