@@ -17,8 +17,8 @@ class SkipServiceUnavailable(logging.Filter):
 class RedactedSecrets(logging.Filter):
     """Each record's message without query strings or API token secrets: the app's own lines
     quote what a client sent (a 404's path, a project id), and a client may send a token there.
-    The stack redacts every line it relays; `gunicorn flagadmin.wsgi` alone redacts only its
-    own loggers' (flagadmin/serving/gunicorn_hooks.py)."""
+    The stack redacts every line it relays; `gunicorn flagadmin.wsgi` alone puts this filter on
+    gunicorn's own loggers too (flagadmin/serving/gunicorn_hooks.py)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()

@@ -17,7 +17,8 @@ from http import HTTPStatus
 
 from gunicorn import util
 
-from flagadmin.serving.stack import PROXY_ERRORS, redact
+from flagadmin.logfilters import RedactedSecrets
+from flagadmin.serving.stack import PROXY_ERRORS
 
 # Status -> (name, message), as nginx answers the same refusals; other statuses: by their class.
 GUNICORN_ERRORS = {
@@ -63,19 +64,6 @@ def write_error(sock: socket.socket, status_int: int, reason: str, mesg: str) ->
     util.write_nonblock(sock, head.encode("latin-1") + body)
 
 
-class RedactedRequests(logging.Filter):
-    """Each record's message with query strings and token secrets redacted (`stack.redact`)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        redacted = redact(message.encode("utf-8", "surrogateescape")).decode(
-            "utf-8", "surrogateescape"
-        )
-        if redacted != message:
-            record.msg, record.args = redacted, ()
-        return True
-
-
 def install() -> None:
     """Into gunicorn's master (its workers are forked from it): the error body, the redaction
     of gunicorn's error and access logs."""
@@ -83,5 +71,5 @@ def install() -> None:
     for name in ("gunicorn.error", "gunicorn.access"):
         log = logging.getLogger(name)
         # Once: gunicorn reads its configuration again on SIGHUP.
-        if not any(isinstance(f, RedactedRequests) for f in log.filters):
-            log.addFilter(RedactedRequests())
+        if not any(isinstance(f, RedactedSecrets) for f in log.filters):
+            log.addFilter(RedactedSecrets())
