@@ -117,7 +117,7 @@ class Cluster:
     def pids(self) -> list[int]:
         """The postmaster and every process under it."""
         postmaster = int((self.data / "postmaster.pid").read_text().split()[0])
-        return [postmaster, *_descendants(postmaster)]
+        return harness.process_tree(postmaster)
 
     def signal_all(self, signum: int) -> None:
         for pid in self.pids():
@@ -126,22 +126,6 @@ class Cluster:
 
     def url(self, name: str = "flagadmin") -> str:
         return f"postgres://postgres@127.0.0.1:{self.port}/{name}"
-
-
-def _descendants(root: int) -> list[int]:
-    parents = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError):
-                parents[int(entry.name)] = int(
-                    (entry / "stat").read_text().rsplit(")", 1)[1].split()[1]
-                )
-    found, frontier = [], [root]
-    while frontier:
-        children = [pid for pid, parent in parents.items() if parent in frontier]
-        found += children
-        frontier = children
-    return found
 
 
 # --- the load ---------------------------------------------------------------------------------
@@ -336,21 +320,6 @@ def missing_writes(url: str, names: list[str]) -> int:
     return len(names) - stored_writes(url, names)
 
 
-def app_workers(server_pid: int) -> list[int]:
-    """The app server's workers: the grandchildren of flagadmin.serving through granian's
-    main process."""
-    result = []
-    for pid in _descendants(server_pid):
-        with contextlib.suppress(OSError):
-            command = Path(f"/proc/{pid}/cmdline").read_bytes()
-            parent = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-            parent_command = Path(f"/proc/{parent}/cmdline").read_bytes()
-            server = b"flagadmin.serving.app_server"
-            if server in command and server in parent_command:
-                result.append(pid)
-    return result
-
-
 def report(name: str, load: Load, start: float, end: float, recovered_s: float | None) -> None:
     during = load.between(start, end)
     statuses = collections.Counter(a.status for a in during if a.kind in ("write", "read"))
@@ -470,14 +439,14 @@ def main() -> int:
                     seconds,
                 )
 
-            workers = app_workers(server_pid)
+            workers = harness.app_server_workers(server_pid)
             database_fault(
                 f"kill-worker (kill -9 of app server worker {workers[0]} of {len(workers)})",
                 lambda: os.kill(workers[0], signal.SIGKILL),
                 lambda: None,
                 0,
             )
-            print(f"  app server workers afterwards: {len(app_workers(server_pid))}")
+            print(f"  app server workers afterwards: {len(harness.app_server_workers(server_pid))}")
 
             start = time.monotonic()
             held = hold_slow_clients(host, int(port), token, 200, 50, hold_s=15)

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import time
@@ -52,7 +51,6 @@ from bench.versus_unleash import (
     combined,
     memory_kib,
     settle,
-    tree,
 )
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/flagadmin_bench_frontend_versus"
@@ -284,32 +282,11 @@ def fresh_rate_limit_window(base_url: str, token: str) -> None:
 
 
 def worker_memory(root: int) -> list[tuple[float, float]]:
-    """(RSS, PSS) in MiB of each app server worker under the stack whose root is `root`: the
-    app server's processes but its main one, the stack's child."""
-    found = []
-    for pid in tree(root):
-        try:
-            command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
-            parent = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-        except OSError:
-            continue
-        if b"flagadmin.serving.app_server" in command and parent != root:
-            rss, pss = memory_kib([pid])
-            found.append((rss / 1024, pss / 1024))
-    return found
-
-
-def cpu_seconds(root: int) -> float:
-    """CPU time (user + system) used so far by `root` and every process under it."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    total = 0.0
-    for pid in tree(root):
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += (int(fields[11]) + int(fields[12])) / ticks
-    return total
+    """(RSS, PSS) in MiB of each app server worker under the stack whose root is `root`."""
+    return [
+        (rss / 1024, pss / 1024)
+        for rss, pss in (memory_kib([pid]) for pid in harness.app_server_workers(root))
+    ]
 
 
 def line(result: harness.WrkResult) -> str:
@@ -389,7 +366,7 @@ def main() -> int:
                         settle()
                         sampler = MemorySampler(roots[name])
                         sampler.start()
-                        cpu_before = cpu_seconds(roots[name])
+                        cpu_before = harness.tree_cpu_seconds(roots[name])
                         result = harness.run_wrk(
                             base_url + FRONTEND,
                             headers={"Authorization": token},
@@ -400,7 +377,7 @@ def main() -> int:
                         )
                         peak_rss, peak_pss = sampler.stop()
                         answered = result.requests - result.non_2xx
-                        cpu_ms = (cpu_seconds(roots[name]) - cpu_before) * 1000
+                        cpu_ms = (harness.tree_cpu_seconds(roots[name]) - cpu_before) * 1000
                         # The warm-up's requests too: per request of the whole run.
                         cpu_ms /= max(1, answered * (args.duration + WARMUP_S) / args.duration)
                         cpu[load][name].append(cpu_ms)

@@ -162,13 +162,10 @@ def server_pid(base_url: str) -> int:
     return _SERVER_PIDS[base_url]
 
 
-def server_cpu_seconds(base_url: str) -> float:
-    """CPU time (user + system) used so far by the server at `base_url` and every process
-    under it (gunicorn's master and workers; nginx's too with the proxy stack)."""
-    root = _SERVER_PIDS[base_url]
-    parents: dict[int, int] = {}
-    cpu: dict[int, float] = {}
+def _processes() -> dict[int, tuple[int, float]]:
+    """Every process: its parent and the CPU time (user + system) it used so far."""
     ticks = os.sysconf("SC_CLK_TCK")
+    found = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -176,16 +173,55 @@ def server_cpu_seconds(base_url: str) -> float:
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:  # the process ended meanwhile
             continue
-        parents[int(entry.name)] = int(fields[1])
-        cpu[int(entry.name)] = (int(fields[11]) + int(fields[12])) / ticks
-    total = 0.0
-    for pid, seconds in cpu.items():
+        found[int(entry.name)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / ticks)
+    return found
+
+
+def _tree(root: int, processes: dict[int, tuple[int, float]]) -> list[int]:
+    found = [root]
+    for pid in processes:
         ancestor = pid
         while ancestor > 1 and ancestor != root:
-            ancestor = parents.get(ancestor, 0)
-        if ancestor == root:
-            total += seconds
-    return total
+            ancestor = processes.get(ancestor, (0, 0.0))[0]
+        if ancestor == root and pid != root:
+            found.append(pid)
+    return found
+
+
+def process_tree(root: int) -> list[int]:
+    """`root` and every process under it, `root` first."""
+    return _tree(root, _processes())
+
+
+def tree_cpu_seconds(root: int) -> float:
+    """CPU time (user + system) used so far by `root` and every process under it."""
+    processes = _processes()
+    return sum(processes[pid][1] for pid in _tree(root, processes) if pid in processes)
+
+
+def app_server_workers(root: int) -> list[int]:
+    """The app server's workers under the stack whose root is `root` (flagadmin.serving): the
+    processes running flagadmin.serving.app_server whose parent runs it too (its main one)."""
+
+    def command(pid: int) -> bytes:
+        try:
+            return Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return b""
+
+    processes = _processes()
+    server = b"flagadmin.serving.app_server"
+    return [
+        pid
+        for pid in _tree(root, processes)[1:]
+        if pid in processes and server in command(pid) and server in command(processes[pid][0])
+    ]
+
+
+def server_cpu_seconds(base_url: str) -> float:
+    """CPU time (user + system) used so far by the server at `base_url` and every process
+    under it (gunicorn's master and workers; nginx's too with the proxy stack)."""
+    return tree_cpu_seconds(_SERVER_PIDS[base_url])
 
 
 @contextlib.contextmanager

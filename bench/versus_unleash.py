@@ -140,27 +140,6 @@ def memory_kib(pids: list[int]) -> tuple[int, int]:
     return rss, pss
 
 
-def tree(root: int) -> list[int]:
-    """`root` and every process under it."""
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                parents[int(entry.name)] = int(
-                    (entry / "stat").read_text().rsplit(")", 1)[1].split()[1]
-                )
-            except OSError:
-                continue
-    found = [root]
-    for pid in parents:
-        ancestor = pid
-        while ancestor > 1 and ancestor != root:
-            ancestor = parents.get(ancestor, 0)
-        if ancestor == root and pid != root:
-            found.append(pid)
-    return found
-
-
 class MemorySampler(threading.Thread):
     """Peak and mean RSS/PSS of a process tree while it runs."""
 
@@ -172,7 +151,7 @@ class MemorySampler(threading.Thread):
 
     def run(self) -> None:
         while not self.stopping.is_set():
-            self.samples.append(memory_kib(tree(self.root)))
+            self.samples.append(memory_kib(harness.process_tree(self.root)))
             self.stopping.wait(0.2)
 
     def stop(self) -> tuple[float, float]:
