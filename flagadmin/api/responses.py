@@ -15,6 +15,11 @@ from rest_framework import serializers
 Attrs = Mapping[str, Any]
 _NO_ATTRS: Attrs = {}
 
+# One writer per shape for the calls without context, built on first use: DRF deep-copies a
+# serializer's declared fields, nested shapes' included, on each instance, a cost per response
+# that nothing in the body needs. Writing keeps no state on the writer, so threads share it.
+_writers: dict[type[ResponseShape], ResponseShape] = {}
+
 
 class ResponseShape(serializers.Serializer):
     # A response body's shape. Its fields read each item's attributes, and before them the
@@ -55,11 +60,16 @@ class _WithAttrs:
 
 def serialize(items: Any, shape: type[ResponseShape], **context: Any) -> Any:
     """`items` (a list, tuple or queryset: a list of bodies) or one item (one body) written
-    with `shape`: one instance of it for the whole response, `get_attrs` called once with every
-    item, then each item written in order. `context` is the shape's `self.context`."""
+    with `shape`: one instance of it for the whole response (one per process when there is no
+    `context`), `get_attrs` called once with every item, then each item written in order.
+    `context` is the shape's `self.context`."""
     single = not isinstance(items, list | tuple | QuerySet)
     item_list = [items] if single else list(items)
-    writer = shape(context=context)
+    writer = _writers.get(shape) if not context else None
+    if writer is None:
+        writer = shape(context=context)
+        if not context:
+            _writers[shape] = writer
     attrs = writer.get_attrs(item_list) if item_list else {}
     bodies = [
         writer.to_representation(_WithAttrs(item, attrs.get(item, _NO_ATTRS))) for item in item_list
