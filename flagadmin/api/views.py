@@ -25,6 +25,7 @@ from flagadmin.api.errors import (
 )
 from flagadmin.api.lookups import get_or_404, id_from_path
 from flagadmin.api.permissions import HasRequiredPermission
+from flagadmin.api.responses import serialize
 from flagadmin.api.schema import error_responses
 from flagadmin.api.serializers import (
     ApiTokenSchemaSerializer,
@@ -140,7 +141,7 @@ class ApiTokensView(AdminApiMixin, APIView):
             type__in=[TokenType.ADMIN, TokenType.CLIENT, TokenType.FRONTEND],
             revoked_at__isnull=True,
         ).order_by("created_at", "id")
-        return Response({"tokens": ApiTokenSchemaSerializer(tokens, many=True).data})
+        return Response({"tokens": serialize(tokens, ApiTokenSchemaSerializer)})
 
     @extend_schema(
         tags=["API tokens"],
@@ -170,7 +171,7 @@ class ApiTokensView(AdminApiMixin, APIView):
             environment=data["environment"],
             expires_at=data.get("expiresAt"),
         )
-        body = CreatedApiTokenSchemaSerializer(token, context={"secret": plaintext}).data
+        body = serialize(token, CreatedApiTokenSchemaSerializer, secret=plaintext)
         return Response(body, status=status.HTTP_201_CREATED)
 
 
