@@ -21,7 +21,7 @@ from flagadmin.core.services import environment_exists, unknown_projects
 
 
 @extend_schema_serializer(component_name="userSchema")
-class UserSchemaSerializer(serializers.ModelSerializer):
+class UserSchemaSerializer(ResponseShape, serializers.ModelSerializer):
     """The specification's user object (`userSchema`)."""
 
     isAPI = serializers.SerializerMethodField()
@@ -223,7 +223,7 @@ class CreatePatSchemaSerializer(StrictSerializer):
 
 
 @extend_schema_serializer(component_name="patSchema")
-class PatSchemaSerializer(serializers.Serializer):
+class PatSchemaSerializer(ResponseShape):
     """A personal access token just created; `secret` is shown only now."""
 
     id = serializers.IntegerField()

@@ -204,9 +204,8 @@ class ServiceAccountsView(AdminApiMixin, APIView):
             name=data["name"],
             root_role=data["rootRole"],
         )
-        return Response(
-            ServiceAccountSchemaSerializer(account).data, status=status.HTTP_201_CREATED
-        )
+        body = serialize(account, ServiceAccountSchemaSerializer)
+        return Response(body, status=status.HTTP_201_CREATED)
 
 
 def get_service_account_or_404(account_id: int) -> User:
@@ -249,7 +248,7 @@ class ServiceAccountTokensView(AdminApiMixin, APIView):
             description=serializer.validated_data["description"],
             expires_at=serializer.validated_data.get("expiresAt"),
         )
-        body = PatSchemaSerializer(token, context={"secret": plaintext}).data
+        body = serialize(token, PatSchemaSerializer, secret=plaintext)
         return Response(body, status=status.HTTP_201_CREATED)
 
 
