@@ -13,7 +13,6 @@ from django.db.models import QuerySet
 from rest_framework import serializers
 
 Attrs = Mapping[str, Any]
-_NO_ATTRS: Attrs = {}
 
 # One writer per shape for the calls without context, built on first use: DRF deep-copies a
 # serializer's declared fields, nested shapes' included, on each instance, a cost per response
@@ -71,7 +70,10 @@ def serialize(items: Any, shape: type[ResponseShape], **context: Any) -> Any:
         if not context:
             _writers[shape] = writer
     attrs = writer.get_attrs(item_list) if item_list else {}
+    # An item without attrs is written as it is: seen through attrs, each of its fields would
+    # first take a failed attribute lookup.
     bodies = [
-        writer.to_representation(_WithAttrs(item, attrs.get(item, _NO_ATTRS))) for item in item_list
+        writer.to_representation(_WithAttrs(item, found) if (found := attrs.get(item)) else item)
+        for item in item_list
     ]
     return bodies[0] if single else bodies
