@@ -18,6 +18,7 @@ from flagadmin.api.fields import (
     StrictNumberField,
     StrictSerializer,
 )
+from flagadmin.api.responses import ResponseShape
 from flagadmin.core.models import ROOT_ROLE_TYPES, Role
 
 SP_KEY_WRITE_ONLY = (
@@ -130,7 +131,7 @@ class RedactedCharField(serializers.CharField):
 
 
 @extend_schema_serializer(component_name="samlSettingsResponseSchema")
-class SamlSettingsResponseSerializer(serializers.Serializer):
+class SamlSettingsResponseSerializer(ResponseShape):
     """The stored settings, as sent (fields that were not sent are left out)."""
 
     # None marked required, as in the specification (`enabled` is in fact always present).

@@ -117,7 +117,7 @@ STAGES = [
     ("service (create_feature)", "features.views", "create_feature"),
     ("  the flag's target, read", "features.services", "load_new_flag_target"),
     ("  the INSERTs", "features.services", "insert_together"),
-    ("representation", "features.views:FEATURE_SCHEMA", "to_representation"),
+    ("representation", "features.views", "serialize"),
     ("rendering", "rest_framework.renderers:JSONRenderer", "render"),
 ]
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -21,6 +22,8 @@ from flagadmin.api.fields import (
     StrictNumberField,
     StrictSerializer,
 )
+from flagadmin.api.responses import Attrs, ResponseShape
+from flagadmin.core.models import ApiToken
 
 # --- POST /edge/validate -----------------------------------------------------------------------
 
@@ -36,13 +39,27 @@ class TokenStringListSchemaSerializer(StrictSerializer):
 
 
 @extend_schema_serializer(component_name="edgeTokenSchema")
-class EdgeTokenSchemaSerializer(serializers.Serializer):
-    token = serializers.CharField(help_text="The token, as sent.")
+class EdgeTokenSchemaSerializer(ResponseShape):
+    token = serializers.CharField(source="sent", help_text="The token, as sent.")
     type = serializers.CharField(help_text="`client`, `admin`, or `frontend`.")
     projects = serializers.ListField(
-        child=serializers.CharField(), help_text='Its projects; `["*"]` for every project.'
+        child=serializers.CharField(),
+        source="project_list",
+        help_text='Its projects; `["*"]` for every project.',
     )
     environment = serializers.CharField(help_text="Its environment; `*` for an admin token.")
+
+    def get_attrs(self, items: Sequence[ApiToken]) -> Mapping[ApiToken, Attrs]:
+        # `sent` (context): each token's secret as the caller sent it, by digest; a body never
+        # carries a secret the caller did not send.
+        sent: Mapping[str, str] = self.context["sent"]
+        return {
+            token: {
+                "sent": sent[token.digest],
+                "project_list": [p for p in token.project.split(",") if p] or ["*"],
+            }
+            for token in items
+        }
 
 
 @extend_schema_serializer(component_name="validatedEdgeTokensSchema")

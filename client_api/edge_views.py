@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from client_api.authentication import ClientPrincipal
 from client_api.edge_serializers import (
     BulkMetricsSchemaSerializer,
+    EdgeTokenSchemaSerializer,
     TokenStringListSchemaSerializer,
     ValidatedEdgeTokensSchemaSerializer,
     parse_bulk_metrics,
@@ -25,6 +26,7 @@ from features.metrics_services import (
     register_client_instances,
 )
 from flagadmin.api.errors import NoAccessError
+from flagadmin.api.responses import serialize
 from flagadmin.api.schema import error_responses
 from flagadmin.api.sdk_tokens import WRONG_TOKEN_TYPE
 from flagadmin.core.models import ApiToken, TokenType
@@ -115,12 +117,13 @@ class EdgeValidateView(ClientApiView):
     def post(self, request: Request) -> Response:
         body = TokenStringListSchemaSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        return Response({"tokens": valid_tokens(body.validated_data["tokens"])})
+        tokens, sent = valid_tokens(body.validated_data["tokens"])
+        return Response({"tokens": serialize(tokens, EdgeTokenSchemaSerializer, sent=sent)})
 
 
-def valid_tokens(secrets: list[str]) -> list[dict[str, object]]:
-    """The API tokens among `secrets` that are usable, as `edgeTokenSchema` items, in the
-    order given (repeats repeated, as Unleash does). One query."""
+def valid_tokens(secrets: list[str]) -> tuple[list[ApiToken], dict[str, str]]:
+    """The API tokens among `secrets` that are usable, in the order given (repeats repeated,
+    as Unleash does), and the secret sent for each, by digest. One query."""
     digests = {secret: ApiToken.digest_of(secret) for secret in secrets if secret}
     found = {
         token.digest: token
@@ -128,17 +131,12 @@ def valid_tokens(secrets: list[str]) -> list[dict[str, object]]:
         .exclude(type=TokenType.PERSONAL)
         .only("type", "digest", "project", "environment", "expires_at", "revoked_at")
     }
-    answer = []
+    tokens = []
+    sent = {}
     for secret in secrets:
         token = found.get(digests.get(secret, ""))
         if token is None or not token.is_usable:
             continue
-        answer.append(
-            {
-                "token": secret,
-                "type": token.type,
-                "projects": [p for p in token.project.split(",") if p] or ["*"],
-                "environment": token.environment,
-            }
-        )
-    return answer
+        tokens.append(token)
+        sent[token.digest] = secret
+    return tokens, sent

@@ -14,7 +14,6 @@ from features.serializers import FeatureSchemaSerializer
 from features.validators import MAX_FLAG_NAME_LENGTH
 from features.views import (
     FEATURE_NAME,
-    FEATURE_SCHEMA,
     PROJECT_ID,
     feature_location,
     get_active_feature_or_404,
@@ -78,7 +77,7 @@ class FeatureCloneViewSet(AdminApiMixin, viewsets.ViewSet):
         with transaction.atomic():
             created = clone_feature(source=source, **body.validated_data, actor=request.user)
             detail = get_feature_detail_or_404(request, projectId, created.name)
-            answer = serialize(detail, FEATURE_SCHEMA)
+            answer = serialize(detail, FeatureSchemaSerializer)
         return Response(
             answer,
             status=status.HTTP_201_CREATED,

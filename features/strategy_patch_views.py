@@ -20,7 +20,6 @@ from features.views import (
     FEATURE_NAME,
     PROJECT_ID,
     STRATEGY_ID,
-    STRATEGY_SCHEMA,
     FeatureStrategyViewSet,
     get_active_feature_or_404,
     get_feature_strategy_or_404,
@@ -73,7 +72,9 @@ class FeatureStrategyPatchViewSet(FeatureStrategyViewSet):
 
         def patched() -> tuple[FeatureStrategy, dict[str, Any]]:
             strategy = get_feature_strategy_or_404(feature, environment, strategyId)
-            document = apply_json_patch(serialize(strategy, STRATEGY_SCHEMA), body.validated_data)
+            document = apply_json_patch(
+                serialize(strategy, FeatureStrategySchemaSerializer), body.validated_data
+            )
             if isinstance(document, dict):
                 for member in READ_ONLY_MEMBERS:
                     document.pop(member, None)

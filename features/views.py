@@ -87,12 +87,10 @@ STRATEGY_ID = OpenApiParameter(
 
 
 # Built once: a DRF serializer deep-copies its declared fields on every instantiation, which
-# costs more than the work itself (docs/benchmarks.md, "Kept serializers").
-# `run_validation` (what `is_valid` runs) and `to_representation` (what `serialize` calls on a
-# kept shape) keep no state between calls, so one instance of each serves every request.
+# costs more than the work itself (docs/benchmarks.md, "Kept serializers"; the response shapes
+# are kept by `serialize`). `run_validation` (what `is_valid` runs) keeps no state between
+# calls, so one instance serves every request.
 CREATE_FEATURE_SCHEMA = CreateFeatureSchemaSerializer()
-FEATURE_SCHEMA = FeatureSchemaSerializer()
-STRATEGY_SCHEMA = FeatureStrategySchemaSerializer()
 
 
 # Per process: the reads of a project's flags being computed, by project and caller.
@@ -221,7 +219,7 @@ class ProjectFeatureViewSet(AdminApiMixin, viewsets.ViewSet):
         body = CREATE_FEATURE_SCHEMA.run_validation(request.data)
         feature = create_feature(project_id=projectId, **body, actor=request.user)
         return Response(
-            serialize(feature, FEATURE_SCHEMA),
+            serialize(feature, FeatureSchemaSerializer),
             status=status.HTTP_201_CREATED,
             headers={"Location": feature_location(projectId, feature.name)},
         )
@@ -239,7 +237,7 @@ class ProjectFeatureViewSet(AdminApiMixin, viewsets.ViewSet):
     )
     def retrieve(self, request: Request, projectId: str, featureName: str) -> Response:
         feature = get_feature_detail_or_404(request, projectId, featureName)
-        return Response(serialize(feature, FEATURE_SCHEMA))
+        return Response(serialize(feature, FeatureSchemaSerializer))
 
     @extend_schema(
         operation_id="archiveFeature",
@@ -291,7 +289,7 @@ class FeatureEnvironmentViewSet(AdminApiMixin, viewsets.ViewSet):
                 activate_disabled_strategies=on and activate,
             )
             detail = get_feature_detail_or_404(request, projectId, featureName)
-        return Response(serialize(detail, FEATURE_SCHEMA))
+        return Response(serialize(detail, FeatureSchemaSerializer))
 
     @extend_schema(
         operation_id="toggleFeatureEnvironmentOn",
@@ -364,7 +362,7 @@ class FeatureStrategyViewSet(AdminApiMixin, viewsets.ViewSet):
         detail = get_feature_detail_or_404(request, projectId, feature.name)
         for env in detail.environment_list:
             if env.environment_id == environment:
-                return Response(serialize(env.strategy_list, STRATEGY_SCHEMA))
+                return Response(serialize(env.strategy_list, FeatureStrategySchemaSerializer))
         raise NotFoundError(f'Environment "{environment}" is not enabled for flag "{featureName}"')
 
     @extend_schema(
@@ -504,7 +502,7 @@ class FeatureStrategyViewSet(AdminApiMixin, viewsets.ViewSet):
     @staticmethod
     def _strategy(feature, environment: str, strategy_id: str) -> dict:
         strategy = get_feature_strategy_or_404(feature, environment, strategy_id)
-        return serialize(strategy, STRATEGY_SCHEMA)
+        return serialize(strategy, FeatureStrategySchemaSerializer)
 
 
 class FeatureDependencyViewSet(AdminApiMixin, viewsets.ViewSet):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
@@ -16,6 +17,7 @@ from flagadmin.api.fields import (
     StrictNumberField,
     StrictSerializer,
 )
+from flagadmin.api.responses import Attrs, ResponseShape
 from flagadmin.api.serializers import UserSchemaSerializer
 from flagadmin.core.models import ROOT_ROLE_TYPES, Role, User
 from groups.models import Group, GroupMembership
@@ -135,17 +137,14 @@ extend_schema_serializer(component_name="groupUserModelSchema")(GroupMemberSchem
 
 
 @extend_schema_serializer(component_name="groupSchema")
-class GroupSchemaSerializer(serializers.ModelSerializer):
+class GroupSchemaSerializer(ResponseShape, serializers.ModelSerializer):
     """A user group with its members and the projects where it holds a role."""
-
-    # Reads `memberships__user` and `project_assignments` prefetched by
-    # `services.groups_for_display`: no query per group.
 
     mappingsSSO = serializers.ListField(child=serializers.CharField(), source="mappings_sso")
     rootRole = serializers.IntegerField(source="root_role_id", allow_null=True)
     createdBy = serializers.CharField(source="created_by", allow_null=True)
     createdAt = serializers.DateTimeField(source="created_at")
-    users = GroupMemberSchemaSerializer(source="memberships", many=True)
+    users = GroupMemberSchemaSerializer(many=True)
     userCount = serializers.SerializerMethodField()
     projects = serializers.SerializerMethodField()
     scimId = serializers.CharField(
@@ -173,7 +172,7 @@ class GroupSchemaSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(serializers.IntegerField(help_text="Number of members."))
     def get_userCount(self, group: Group) -> int:
-        return len(group.memberships.all())
+        return len(group.users)
 
     @extend_schema_field(
         serializers.ListField(
@@ -182,8 +181,23 @@ class GroupSchemaSerializer(serializers.ModelSerializer):
         )
     )
     def get_projects(self, group: Group) -> list[str]:
+        return group.project_ids
+
+    def get_attrs(self, items: Sequence[Group]) -> Mapping[Group, Attrs]:
+        # Two queries whatever the number of groups: the members with their users, then the
+        # projects where each group holds a role.
+        members: dict[int, list[GroupMembership]] = {group.pk: [] for group in items}
+        for membership in GroupMembership.objects.filter(group__in=items).select_related("user"):
+            members[membership.group_id].append(membership)
+        projects: dict[int, set[str]] = {group.pk: set() for group in items}
         # Through the reverse relation: groups must not import the projects app.
-        return sorted({a.project_id for a in group.project_assignments.all()})
+        assignments = Group.objects.filter(pk__in=members, project_assignments__isnull=False)
+        for group_id, project_id in assignments.values_list("pk", "project_assignments__project"):
+            projects[group_id].add(project_id)
+        return {
+            group: {"users": members[group.pk], "project_ids": sorted(projects[group.pk])}
+            for group in items
+        }
 
 
 @extend_schema_serializer(component_name="groupsSchema", many=False)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from django.db.models import Prefetch, QuerySet
 from django.utils import timezone
 
 from flagadmin.core.actors import Actor, audit_identity
@@ -22,15 +21,6 @@ GROUP_NAME_EXISTS = "Group name already exists"
 
 
 # --- reading -------------------------------------------------------------------------------
-
-
-def groups_for_display() -> QuerySet[Group]:
-    """Groups with everything `GroupSchemaSerializer` reads, in three queries whatever their
-    number: groups, memberships joined with their users, project role assignments."""
-    return Group.objects.prefetch_related(
-        Prefetch("memberships", queryset=GroupMembership.objects.select_related("user")),
-        "project_assignments",
-    ).order_by("id")
 
 
 def group_snapshot(group: Group, user_ids: Sequence[int]) -> dict[str, Any]:

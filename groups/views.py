@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from flagadmin.api.lookups import get_or_404, id_from_path
+from flagadmin.api.responses import serialize
 from flagadmin.api.schema import error_responses
 from flagadmin.api.views import AdminApiMixin
 from flagadmin.core import permissions as perms
@@ -34,21 +34,16 @@ CHECK_ORDER = (
 # Built once, as features/views.py's: copying the fields at each instantiation was most of a
 # group update's cost (docs/benchmarks.md, "Kept serializers").
 GROUP_WRITE = GroupWriteSerializer()
-GROUP_SCHEMA = GroupSchemaSerializer()
-GROUPS_SCHEMA = GroupSchemaSerializer(many=True)
 
 
-def get_group_or_404(group_id: str | int, queryset: QuerySet[Group] | None = None) -> Group:
-    """The group the URL names (from `queryset`, by default all groups)."""
-    return get_or_404(
-        Group.objects.all() if queryset is None else queryset,
-        services.GROUP_NOT_FOUND,
-        pk=id_from_path(group_id),
-    )
+def get_group_or_404(group_id: str | int) -> Group:
+    """The group the URL names."""
+    return get_or_404(Group.objects.all(), services.GROUP_NOT_FOUND, pk=id_from_path(group_id))
 
 
 def _group_body(group: Group) -> dict:
-    return GROUP_SCHEMA.to_representation(get_group_or_404(group.pk, services.groups_for_display()))
+    # Read again: the body shows the group as stored, members and project roles included.
+    return serialize(get_group_or_404(group.pk), GroupSchemaSerializer)
 
 
 class GroupViewSet(AdminApiMixin, viewsets.ViewSet):
@@ -64,8 +59,8 @@ class GroupViewSet(AdminApiMixin, viewsets.ViewSet):
         responses={200: GroupsSchemaSerializer, **error_responses()},
     )
     def list(self, request: Request) -> Response:
-        groups = services.groups_for_display()
-        return Response({"groups": GROUPS_SCHEMA.to_representation(groups)})
+        groups = Group.objects.order_by("id")
+        return Response({"groups": serialize(groups, GroupSchemaSerializer)})
 
     @extend_schema(
         operation_id="createGroup",
@@ -103,8 +98,7 @@ class GroupViewSet(AdminApiMixin, viewsets.ViewSet):
         responses={200: GroupSchemaSerializer, **error_responses(404)},
     )
     def retrieve(self, request: Request, groupId: str) -> Response:
-        group = get_group_or_404(groupId, services.groups_for_display())
-        return Response(GROUP_SCHEMA.to_representation(group))
+        return Response(serialize(get_group_or_404(groupId), GroupSchemaSerializer))
 
     @extend_schema(
         operation_id="updateGroup",

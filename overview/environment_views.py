@@ -19,6 +19,7 @@ from rest_framework.views import APIView
 
 from features.models import FeatureEnvironment
 from flagadmin.api.errors import NotFoundError
+from flagadmin.api.responses import ResponseShape, serialize
 from flagadmin.api.schema import error_responses
 from flagadmin.api.views import AdminApiMixin
 from flagadmin.core import permissions as perms
@@ -27,7 +28,7 @@ from projects.models import Environment, ProjectEnvironment
 
 
 @extend_schema_serializer(component_name="environmentSchema")
-class EnvironmentSchemaSerializer(serializers.Serializer):
+class EnvironmentSchemaSerializer(ResponseShape):
     name = serializers.CharField()
     type = serializers.CharField()
     sortOrder = serializers.IntegerField(source="sort_order")
@@ -97,8 +98,8 @@ class EnvironmentsView(AdminApiMixin, APIView):
         responses={200: OpenApiResponse(EnvironmentsSchemaSerializer), **error_responses()},
     )
     def get(self, request: Request) -> Response:
-        environments = EnvironmentWithCountsSchemaSerializer(environments_with_counts(), many=True)
-        return Response({"version": 1, "environments": environments.data})
+        environments = serialize(environments_with_counts(), EnvironmentWithCountsSchemaSerializer)
+        return Response({"version": 1, "environments": environments})
 
 
 class EnvironmentView(AdminApiMixin, APIView):
@@ -115,4 +116,4 @@ class EnvironmentView(AdminApiMixin, APIView):
         environment = Environment.objects.filter(pk=name).first()
         if environment is None:
             raise NotFoundError(f"Could not find environment with name: {name}")
-        return Response(EnvironmentSchemaSerializer(environment).data)
+        return Response(serialize(environment, EnvironmentSchemaSerializer))

@@ -39,8 +39,7 @@ from features.models import (
     FeatureUsageBucket,
 )
 from features.selectors import JsonArrayLength
-from flagadmin.api.search import INDEX_SCANS, Filter, any_term
-from flagadmin.core.db import read_snapshot
+from flagadmin.api.search import Filter, any_term
 
 User = get_user_model()
 
@@ -245,9 +244,10 @@ def _ordering(search: FeatureSearch, flags: QuerySet) -> tuple[QuerySet, list[Or
     return flags, order
 
 
-def search_features(search: FeatureSearch, *, user: object) -> dict[str, Any]:
-    """`{features, total}`: the page of matching flags as Unleash's `searchFeaturesSchema`
-    shows them, and how many match in all."""
+def search_features(search: FeatureSearch, *, user: object) -> tuple[list[Feature], int]:
+    """The page of matching flags (each with `is_favorite` for `user`) and how many match in
+    all. Called inside `read_snapshot(local_settings=INDEX_SCANS)` by a caller that reads the
+    page's details (`page_details`) in the same snapshot."""
     flags = matching_flags(search)
     is_user = isinstance(user, User) and user.pk is not None
     if is_user:
@@ -258,35 +258,35 @@ def search_features(search: FeatureSearch, *, user: object) -> dict[str, Any]:
     if search.favorite is not None and len(set(search.favorite.values)) == 1:
         flags = flags.filter(is_favorite=search.favorite.values[0] == "true")
     flags, order = _ordering(search, flags)
-    with read_snapshot(local_settings=INDEX_SCANS):
-        total = flags.order_by().count()
-        if total <= search.offset:
-            return {"features": [], "total": total}
-        page = list(
-            flags.select_related("created_by")
-            .order_by(*order)[search.offset : search.offset + search.limit]
-            .only(
-                "name",
-                "type",
-                "description",
-                "project_id",
-                "stale",
-                "impression_data",
-                "created_at",
-                "archived_at",
-                "created_by__id",
-                "created_by__name",
-                "created_by__username",
-                "created_by__email",
-                "created_by__image_url",
-            )
+    total = flags.order_by().count()
+    if total <= search.offset:
+        return [], total
+    page = list(
+        flags.select_related("created_by")
+        .order_by(*order)[search.offset : search.offset + search.limit]
+        .only(
+            "name",
+            "type",
+            "description",
+            "project_id",
+            "stale",
+            "impression_data",
+            "created_at",
+            "archived_at",
+            "created_by__id",
+            "created_by__name",
+            "created_by__username",
+            "created_by__email",
+            "created_by__image_url",
         )
-        details = _page_details([flag.name for flag in page])
-    return {"features": [_entry(flag, details) for flag in page], "total": total}
+    )
+    return page, total
 
 
 @dataclass
-class _Details:
+class PageDetails:
+    """What a page of the search shows of its flags beyond their own rows, by flag name."""
+
     environments: dict[str, list[dict[str, Any]]]
     tags: dict[str, list[dict[str, Any]]]
     segments: dict[str, list[str]]
@@ -295,7 +295,7 @@ class _Details:
     children: set[str]
 
 
-def _page_details(names: list[str]) -> _Details:
+def page_details(names: list[str]) -> PageDetails:
     """What the page shows of its flags beyond their own row: six statements, each bounded by
     the page's names."""
     since = timezone.now() - timedelta(hours=1)
@@ -370,33 +370,4 @@ def _page_details(names: list[str]) -> _Details:
     for child, parent in links.values_list("child_id", "parent_id"):
         children.add(child)
         parents.add(parent)
-    return _Details(environments, tags, segments, stages, parents, children)
-
-
-def _entry(flag: Feature, details: _Details) -> dict[str, Any]:
-    entry: dict[str, Any] = {
-        "type": flag.type,
-        "description": flag.description,
-        "project": flag.project_id,
-        "favorite": flag.is_favorite,
-        "name": flag.name,
-        "createdAt": flag.created_at,
-        "stale": flag.stale,
-        "archivedAt": flag.archived_at,
-        "impressionData": flag.impression_data,
-        "dependencyType": (
-            "parent"
-            if flag.name in details.parents
-            else "child"
-            if flag.name in details.children
-            else None
-        ),
-        "environments": details.environments.get(flag.name, []),
-        "segments": details.segments.get(flag.name, []),
-        "createdBy": flag.created_by,  # a User or None, as `CreatedBySchemaSerializer` reads
-    }
-    if (stage := details.stages.get(flag.name)) is not None:
-        entry["lifecycle"] = {"stage": stage.stage, "enteredStageAt": stage.entered_at}
-    if flag.name in details.tags:
-        entry["tags"] = details.tags[flag.name]
-    return entry
+    return PageDetails(environments, tags, segments, stages, parents, children)

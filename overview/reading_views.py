@@ -18,6 +18,7 @@ from rest_framework.views import APIView
 
 from features.models import Feature, FeatureEnvironment
 from flagadmin.api.errors import NotFoundError
+from flagadmin.api.responses import serialize
 from flagadmin.api.schema import error_responses
 from flagadmin.api.views import AdminApiMixin
 from flagadmin.core import permissions as perms
@@ -88,12 +89,8 @@ class ProjectEnvironmentsView(AdminApiMixin, APIView):
     def get(self, request: Request, projectId: str) -> Response:
         get_project_or_404(projectId)
         environments = project_environments(projectId)
-        return Response(
-            {
-                "version": 1,
-                "environments": EnvironmentProjectSchemaSerializer(environments, many=True).data,
-            }
-        )
+        body = serialize(environments, EnvironmentProjectSchemaSerializer)
+        return Response({"version": 1, "environments": body})
 
 
 @extend_schema_serializer(component_name="projectStatsSchema")

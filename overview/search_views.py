@@ -3,6 +3,7 @@ project, so above `features` and `projects` ([docs/search.md](../docs/search.md)
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from drf_spectacular.utils import (
@@ -15,12 +16,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from features.models import LifecycleStage
+from features.models import Feature, LifecycleStage
 from features.serializers import CreatedBySchemaSerializer
+from flagadmin.api.responses import Attrs, ResponseShape, serialize
 from flagadmin.api.schema import error_responses
 from flagadmin.api.search import (
     DATE_RANGE_PATTERN,
     INCLUDE_PATTERN,
+    INDEX_SCANS,
     IS_PATTERN,
     TAG_PATTERN,
     DayFilterField,
@@ -33,7 +36,14 @@ from flagadmin.api.search import (
 )
 from flagadmin.api.views import AdminApiMixin
 from flagadmin.core import permissions as perms
-from overview.feature_search import SORT_FIELDS, STATES, FeatureSearch, search_features
+from flagadmin.core.db import read_snapshot
+from overview.feature_search import (
+    SORT_FIELDS,
+    STATES,
+    FeatureSearch,
+    page_details,
+    search_features,
+)
 
 STAGES = tuple(LifecycleStage.values)
 FAVORITE_PATTERN = r"^(IS|IS_ANY_OF):(true|false)(,(true|false))*$"
@@ -162,26 +172,61 @@ class FeatureSearchLifecycleSchemaSerializer(serializers.Serializer):
 
 
 @extend_schema_serializer(component_name="featureSearchResponseSchema")
-class FeatureSearchResponseSchemaSerializer(serializers.Serializer):
+class FeatureSearchResponseSchemaSerializer(ResponseShape):
     type = serializers.CharField()
     description = serializers.CharField(allow_null=True)
-    project = serializers.CharField()
-    favorite = serializers.BooleanField()
+    project = serializers.CharField(source="project_id")
+    favorite = serializers.BooleanField(source="is_favorite")
     name = serializers.CharField()
-    createdAt = serializers.DateTimeField()
+    createdAt = serializers.DateTimeField(source="created_at")
     stale = serializers.BooleanField()
-    archivedAt = serializers.DateTimeField(allow_null=True)
-    impressionData = serializers.BooleanField()
-    dependencyType = serializers.ChoiceField(["parent", "child"], allow_null=True)
-    environments = FeatureSearchEnvironmentSchemaSerializer(many=True)
-    segments = serializers.ListField(child=serializers.CharField(), help_text="By name.")
-    createdBy = CreatedBySchemaSerializer(allow_null=True, help_text="Null once deleted.")
+    archivedAt = serializers.DateTimeField(source="archived_at", allow_null=True)
+    impressionData = serializers.BooleanField(source="impression_data")
+    dependencyType = serializers.ChoiceField(
+        ["parent", "child"], source="dependency_type", allow_null=True
+    )
+    environments = FeatureSearchEnvironmentSchemaSerializer(source="page_environments", many=True)
+    segments = serializers.ListField(
+        child=serializers.CharField(), source="page_segments", help_text="By name."
+    )
+    createdBy = CreatedBySchemaSerializer(
+        source="created_by", allow_null=True, help_text="Null once deleted."
+    )
+    # Given by `get_attrs` only when the flag has them: a missing attribute leaves the key out.
     lifecycle = FeatureSearchLifecycleSchemaSerializer(
-        required=False, help_text="Absent for a flag that never entered a stage."
+        source="page_lifecycle",
+        required=False,
+        help_text="Absent for a flag that never entered a stage.",
     )
     tags = FeatureSearchTagSchemaSerializer(
-        many=True, required=False, help_text="Absent when the flag has none, as in Unleash."
+        source="page_tags",
+        many=True,
+        required=False,
+        help_text="Absent when the flag has none, as in Unleash.",
     )
+
+    def get_attrs(self, items: Sequence[Feature]) -> Mapping[Feature, Attrs]:
+        # A fixed number of statements for the page, each bounded by its flags' names.
+        details = page_details([flag.name for flag in items])
+        attrs: dict[Feature, dict[str, Any]] = {}
+        for flag in items:
+            name = flag.name
+            found = attrs[flag] = {
+                "dependency_type": (
+                    "parent"
+                    if name in details.parents
+                    else "child"
+                    if name in details.children
+                    else None
+                ),
+                "page_environments": details.environments.get(name, []),
+                "page_segments": details.segments.get(name, []),
+            }
+            if (stage := details.stages.get(name)) is not None:
+                found["page_lifecycle"] = {"stage": stage.stage, "enteredStageAt": stage.entered_at}
+            if name in details.tags:
+                found["page_tags"] = details.tags[name]
+        return attrs
 
 
 @extend_schema_serializer(component_name="searchFeaturesSchema")
@@ -234,5 +279,7 @@ class FeatureSearchView(AdminApiMixin, APIView):
     )
     def get(self, request: Request) -> Response:
         data = parse_query(request.query_params, SearchFeaturesQuerySerializer)
-        result = search_features(feature_search(data), user=request.user)
-        return Response(SearchFeaturesSchemaSerializer(result).data)
+        with read_snapshot(local_settings=INDEX_SCANS):  # the total, the page and its details
+            page, total = search_features(feature_search(data), user=request.user)
+            features = serialize(page, FeatureSearchResponseSchemaSerializer)
+        return Response({"features": features, "total": total})

@@ -1,4 +1,5 @@
-"""Reads of projects that need nothing above this app: owners and project access.
+"""Reads of projects that need nothing above this app: owners (project access is read by its
+response shape, `projects.serializers.ProjectAccessSchemaSerializer`).
 
 The project read model with its figures about flags is `overview.project_figures` (it may
 import this app; this app must not import `features` or `overview`).
@@ -8,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any
 
 from flagadmin.core.models import Role, RoleType, User
 from flagadmin.core.sql import column, table
@@ -72,24 +72,3 @@ def owner_entries(rows: Sequence[tuple]) -> list[dict]:
         else:
             groups.append({"ownerType": "group", "name": group_name})
     return users + groups or [dict(SYSTEM_OWNER)]
-
-
-def project_access(project_id: str) -> dict[str, Any]:
-    """Who holds which project role in the project: users and groups, by id."""
-    users: dict[int, list[int]] = {}
-    groups: dict[int, list[int]] = {}
-    rows = (
-        ProjectRoleAssignment.objects.filter(project_id=project_id)
-        .order_by("role_id", "id")
-        .values_list("role_id", "user_id", "group_id")
-    )
-    for role_id, user_id, group_id in rows:
-        if user_id is not None:
-            users.setdefault(user_id, []).append(role_id)
-        else:
-            groups.setdefault(group_id, []).append(role_id)
-    return {
-        "project": project_id,
-        "users": [{"id": key, "roles": roles} for key, roles in sorted(users.items())],
-        "groups": [{"id": key, "roles": roles} for key, roles in sorted(groups.items())],
-    }

@@ -7,6 +7,9 @@ the two in step (the keys of a listed project are exactly the fields of `project
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_serializer
 from rest_framework import serializers
 
@@ -19,7 +22,8 @@ from flagadmin.api.fields import (
     StrictSerializer,
     UrlFriendlyNameField,
 )
-from projects.models import Environment, ProjectMode
+from flagadmin.api.responses import Attrs, ResponseShape
+from projects.models import Environment, Project, ProjectMode, ProjectRoleAssignment
 from projects.services import group_refusals, role_refusals, user_refusals
 
 # --- response: the list ------------------------------------------------------------------------
@@ -199,9 +203,36 @@ class ProjectAccessHolderSerializer(serializers.Serializer):
 
 
 @extend_schema_serializer(component_name="projectAccessSchema")
-class ProjectAccessSchemaSerializer(serializers.Serializer):
+class ProjectAccessSchemaSerializer(ResponseShape):
     """Who holds which project role in the project, after the change."""
 
-    project = serializers.CharField()
+    project = serializers.CharField(source="pk")
     users = ProjectAccessHolderSerializer(many=True)
     groups = ProjectAccessHolderSerializer(many=True)
+
+    def get_attrs(self, items: Sequence[Project]) -> Mapping[Project, Attrs]:
+        # Every role assignment of the projects in one query: users and groups by id, each
+        # with its roles in role order.
+        users: dict[str, dict[int, list[int]]] = {project.pk: {} for project in items}
+        groups: dict[str, dict[int, list[int]]] = {project.pk: {} for project in items}
+        rows = (
+            ProjectRoleAssignment.objects.filter(project_id__in=list(users))
+            .order_by("role_id", "id")
+            .values_list("project_id", "role_id", "user_id", "group_id")
+        )
+        for project_id, role_id, user_id, group_id in rows:
+            if user_id is not None:
+                users[project_id].setdefault(user_id, []).append(role_id)
+            else:
+                groups[project_id].setdefault(group_id, []).append(role_id)
+        return {
+            project: {
+                "users": _holders(users[project.pk]),
+                "groups": _holders(groups[project.pk]),
+            }
+            for project in items
+        }
+
+
+def _holders(roles_by_id: dict[int, list[int]]) -> list[dict[str, Any]]:
+    return [{"id": key, "roles": roles} for key, roles in sorted(roles_by_id.items())]

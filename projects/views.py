@@ -10,12 +10,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from flagadmin.api.lookups import get_or_404
+from flagadmin.api.responses import serialize
 from flagadmin.api.schema import error_responses
 from flagadmin.api.views import AdminApiMixin
 from flagadmin.core import permissions as perms
 from flagadmin.core.models import User
 from projects.models import Project
-from projects.selectors import project_access
 from projects.serializers import ProjectAccessSchemaSerializer, ProjectAddAccessSchemaSerializer
 from projects.services import PROJECT_NOT_FOUND, add_project_access
 
@@ -65,4 +65,4 @@ class ProjectAccessViewSet(AdminApiMixin, viewsets.ViewSet):
             group_ids=body.validated_data["groups"],
             actor=request.user,
         )
-        return Response(project_access(project.pk))
+        return Response(serialize(project, ProjectAccessSchemaSerializer))

@@ -17,6 +17,7 @@ from flagadmin.api.fields import (
     StrictSerializer,
     json_integer,
 )
+from flagadmin.api.responses import ResponseShape
 from flagadmin.api.serializers import UserSchemaSerializer
 from flagadmin.core.models import ROOT_ROLE_TYPES, Role
 
@@ -133,7 +134,7 @@ class UserCreateSerializer(StrictSerializer):
 
 
 @extend_schema_serializer(component_name="roleSchema")
-class RoleSchemaSerializer(serializers.ModelSerializer):
+class RoleSchemaSerializer(ResponseShape, serializers.ModelSerializer):
     class Meta:
         model = Role
         fields = ["id", "name", "description", "type"]

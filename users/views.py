@@ -7,13 +7,14 @@ from rest_framework import status, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from flagadmin.api.responses import serialize
 from flagadmin.api.schema import error_responses
 from flagadmin.api.serializers import UserSchemaSerializer
 from flagadmin.api.views import AdminApiMixin
 from flagadmin.core import permissions as perms
 from flagadmin.core.models import ROOT_ROLE_TYPES, Role
 from users import services
-from users.serializers import UserCreateSerializer, UsersSchemaSerializer
+from users.serializers import RoleSchemaSerializer, UserCreateSerializer, UsersSchemaSerializer
 
 
 class UserAdminViewSet(AdminApiMixin, viewsets.ViewSet):
@@ -32,7 +33,12 @@ class UserAdminViewSet(AdminApiMixin, viewsets.ViewSet):
     def list(self, request: Request) -> Response:
         users = services.listed_users()
         roles = Role.objects.filter(type__in=ROOT_ROLE_TYPES).order_by("id")
-        return Response(UsersSchemaSerializer({"users": users, "rootRoles": roles}).data)
+        return Response(
+            {
+                "users": serialize(users, UserSchemaSerializer),
+                "rootRoles": serialize(roles, RoleSchemaSerializer),
+            }
+        )
 
     @extend_schema(
         operation_id="createUser",
@@ -57,4 +63,4 @@ class UserAdminViewSet(AdminApiMixin, viewsets.ViewSet):
             root_role=data["rootRole"],
             password=data.get("password"),
         )
-        return Response(UserSchemaSerializer(user).data, status=status.HTTP_201_CREATED)
+        return Response(serialize(user, UserSchemaSerializer), status=status.HTTP_201_CREATED)

@@ -14,6 +14,11 @@ from rest_framework import serializers
 
 Attrs = Mapping[str, Any]
 
+# One writer per shape for the calls without context, built on first use: DRF deep-copies a
+# serializer's declared fields, nested shapes' included, on each instance, a cost per response
+# that nothing in the body needs. Writing keeps no state on the writer, so threads share it.
+_writers: dict[type[ResponseShape], ResponseShape] = {}
+
 
 class ResponseShape(serializers.Serializer):
     # A response body's shape. Its fields read each item's attributes, and before them the
@@ -52,29 +57,23 @@ class _WithAttrs:
         return getattr(self._item, name)
 
 
-def serialize(items: Any, shape: type[ResponseShape] | ResponseShape, **context: Any) -> Any:
+def serialize(items: Any, shape: type[ResponseShape], **context: Any) -> Any:
     """`items` (a list, tuple or queryset: a list of bodies) or one item (one body) written
-    with `shape`: one instance of it for the whole response, `get_attrs` called once with every
-    item, then each item written in order. `context` is the shape's `self.context`.
-
-    `shape` may also be an instance kept by the module (as Sentry's `serialize` takes one), for
-    the busiest endpoints: DRF deep-copies every declared field on each instantiation. A kept
-    instance has no context."""
+    with `shape`: one instance of it for the whole response (one per process when there is no
+    `context`), `get_attrs` called once with every item, then each item written in order.
+    `context` is the shape's `self.context`."""
     single = not isinstance(items, list | tuple | QuerySet)
     item_list = [items] if single else list(items)
-    if isinstance(shape, ResponseShape):
-        if context:
-            raise TypeError("a kept shape takes no context")
-        writer = shape
-    else:
+    writer = _writers.get(shape) if not context else None
+    if writer is None:
         writer = shape(context=context)
+        if not context:
+            _writers[shape] = writer
     attrs = writer.get_attrs(item_list) if item_list else {}
-    # An item without attrs is written as it is: the wrapper's attribute reads cost about a
-    # microsecond per field, which a flag's body (two dozen fields) would pay for nothing.
-    bodies = []
-    for item in item_list:
-        item_attrs = attrs.get(item)
-        bodies.append(
-            writer.to_representation(_WithAttrs(item, item_attrs) if item_attrs else item)
-        )
+    # An item without attrs is written as it is: seen through attrs, each of its fields would
+    # first take a failed attribute lookup.
+    bodies = [
+        writer.to_representation(_WithAttrs(item, found) if (found := attrs.get(item)) else item)
+        for item in item_list
+    ]
     return bodies[0] if single else bodies

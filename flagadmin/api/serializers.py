@@ -15,12 +15,13 @@ from flagadmin.api.fields import (
     StrictListField,
     StrictSerializer,
 )
+from flagadmin.api.responses import ResponseShape
 from flagadmin.core.models import AccountType, ApiToken, Role, TokenType, User
 from flagadmin.core.services import environment_exists, unknown_projects
 
 
 @extend_schema_serializer(component_name="userSchema")
-class UserSchemaSerializer(serializers.ModelSerializer):
+class UserSchemaSerializer(ResponseShape, serializers.ModelSerializer):
     """The specification's user object (`userSchema`)."""
 
     isAPI = serializers.SerializerMethodField()
@@ -138,7 +139,7 @@ class CreateApiTokenSchemaSerializer(StrictSerializer):
 
 
 @extend_schema_serializer(component_name="apiTokenSchema")
-class ApiTokenSchemaSerializer(serializers.Serializer):
+class ApiTokenSchemaSerializer(ResponseShape):
     """An API token as listed: what it reaches, never its secret. Unleash's `apiTokenSchema`
     allows no other property, so the row's id (in the `api-token-created` event) is not here."""
 
@@ -222,7 +223,7 @@ class CreatePatSchemaSerializer(StrictSerializer):
 
 
 @extend_schema_serializer(component_name="patSchema")
-class PatSchemaSerializer(serializers.Serializer):
+class PatSchemaSerializer(ResponseShape):
     """A personal access token just created; `secret` is shown only now."""
 
     id = serializers.IntegerField()

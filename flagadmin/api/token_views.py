@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from flagadmin.api.errors import NotFoundError, ValidationError
+from flagadmin.api.responses import serialize
 from flagadmin.api.schema import error_responses
 from flagadmin.api.serializers import (
     ApiTokenSchemaSerializer,
@@ -130,7 +131,7 @@ class ProjectApiTokensView(AdminApiMixin, APIView):
     def get(self, request: Request, projectId: str) -> Response:
         _project_exists_or_404(projectId)
         tokens = project_client_tokens(projectId).order_by("created_at", "id")
-        return Response({"tokens": ApiTokenSchemaSerializer(tokens, many=True).data})
+        return Response({"tokens": serialize(tokens, ApiTokenSchemaSerializer)})
 
     @extend_schema(
         tags=["Projects"],
@@ -162,7 +163,7 @@ class ProjectApiTokensView(AdminApiMixin, APIView):
             environment=data["environment"],
             expires_at=data.get("expiresAt"),
         )
-        body = CreatedApiTokenSchemaSerializer(token, context={"secret": plaintext}).data
+        body = serialize(token, CreatedApiTokenSchemaSerializer, secret=plaintext)
         return Response(body, status=status.HTTP_201_CREATED)
 
 

@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from flagadmin.api.principals import TokenPrincipal
+from flagadmin.api.responses import serialize
 from flagadmin.api.schema import error_responses
 from flagadmin.api.serializers import UserSchemaSerializer
 from flagadmin.api.views import AdminApiMixin
@@ -69,7 +70,7 @@ def me(principal: Any) -> dict[str, Any]:
         }
         permissions = [{"permission": perms.ADMIN}]
     else:
-        user = UserSchemaSerializer(principal).data
+        user = serialize(principal, UserSchemaSerializer)
         permissions = user_permissions(principal)
     return {"user": user, "permissions": permissions, "feedback": [], "splash": {}}
 

@@ -26,6 +26,7 @@ from flagadmin.api.errors import (
 )
 from flagadmin.api.lookups import get_or_404, id_from_path
 from flagadmin.api.permissions import HasRequiredPermission
+from flagadmin.api.responses import serialize
 from flagadmin.api.schema import error_responses
 from flagadmin.api.serializers import (
     ApiTokenSchemaSerializer,
@@ -142,7 +143,7 @@ class ApiTokensView(AdminApiMixin, APIView):
             type__in=[TokenType.ADMIN, TokenType.CLIENT, TokenType.FRONTEND],
             revoked_at__isnull=True,
         ).order_by("created_at", "id")
-        return Response({"tokens": ApiTokenSchemaSerializer(tokens, many=True).data})
+        return Response({"tokens": serialize(tokens, ApiTokenSchemaSerializer)})
 
     @extend_schema(
         tags=["API tokens"],
@@ -172,7 +173,7 @@ class ApiTokensView(AdminApiMixin, APIView):
             environment=data["environment"],
             expires_at=data.get("expiresAt"),
         )
-        body = CreatedApiTokenSchemaSerializer(token, context={"secret": plaintext}).data
+        body = serialize(token, CreatedApiTokenSchemaSerializer, secret=plaintext)
         return Response(body, status=status.HTTP_201_CREATED)
 
 
@@ -205,9 +206,8 @@ class ServiceAccountsView(AdminApiMixin, APIView):
             name=data["name"],
             root_role=data["rootRole"],
         )
-        return Response(
-            ServiceAccountSchemaSerializer(account).data, status=status.HTTP_201_CREATED
-        )
+        body = serialize(account, ServiceAccountSchemaSerializer)
+        return Response(body, status=status.HTTP_201_CREATED)
 
 
 def get_service_account_or_404(account_id: int) -> User:
@@ -250,7 +250,7 @@ class ServiceAccountTokensView(AdminApiMixin, APIView):
             description=serializer.validated_data["description"],
             expires_at=serializer.validated_data.get("expiresAt"),
         )
-        body = PatSchemaSerializer(token, context={"secret": plaintext}).data
+        body = serialize(token, PatSchemaSerializer, secret=plaintext)
         return Response(body, status=status.HTTP_201_CREATED)
 
 
