@@ -11,8 +11,8 @@ from rest_framework import serializers
 from features.regexes import regex_count_problem
 from features.serializers import ConstraintSchemaSerializer
 from features.strategy_serializers import CreateConstraintSchemaSerializer
-from flagadmin.api.errors import ValidationError
 from flagadmin.api.fields import (
+    ClosedSerializer,
     NumberAsStringField,
     StrictCharField,
     StrictIntegerField,
@@ -117,21 +117,10 @@ class SegmentStrategiesSchemaSerializer(serializers.Serializer):
 
 
 @extend_schema_serializer(component_name="nameSchema")
-class SegmentNameSchemaSerializer(StrictSerializer):
+class SegmentNameSchemaSerializer(ClosedSerializer):
     """An object with a name (and nothing else)."""
 
     name = StrictCharField(allow_blank=True, help_text="The name to check.")
-
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        extra = sorted(set(self.initial_data) - {"name"})
-        if extra:
-            path = f"/body/{extra[0]}"
-            raise ValidationError.for_property(
-                path,
-                "The `/body` object of the request body does not allow additional properties. "
-                f"Your request included the `{path}` property.",
-            )
-        return attrs
 
 
 @extend_schema_serializer(component_name="updateFeatureStrategySegmentsSchema")

@@ -16,7 +16,12 @@ from rest_framework.fields import SkipField, get_attribute
 from features.models import Tag
 from features.serializers import TagSchemaSerializer
 from flagadmin.api.errors import ValidationError
-from flagadmin.api.fields import StrictCharField, StrictListField, StrictSerializer
+from flagadmin.api.fields import (
+    ClosedSerializer,
+    StrictCharField,
+    StrictListField,
+    StrictSerializer,
+)
 from flagadmin.api.responses import Attrs, ResponseShape
 from flagadmin.core.names import is_url_friendly
 
@@ -31,21 +36,6 @@ def _pattern(pattern: str) -> RegexValidator:
     # JavaScript's `$` is the end of the text; Python's also matches before a final newline.
     anchored = re.compile(pattern.removesuffix("$") + r"\Z")
     return RegexValidator(anchored, message=f'must match pattern "{pattern}"')
-
-
-class ClosedSerializer(StrictSerializer):
-    """An object with `additionalProperties: false`: a property it does not declare is a 400."""
-
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        extra = sorted(set(self.initial_data) - set(self.fields))
-        if extra:
-            path = f"/body/{extra[0]}"
-            raise ValidationError.for_property(
-                path,
-                "The `/body` object of the request body does not allow additional properties. "
-                f"Your request included the `{path}` property.",
-            )
-        return attrs
 
 
 class TagTypeNameField(StrictCharField):

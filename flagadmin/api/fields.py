@@ -14,6 +14,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from rest_framework import serializers
 
+from flagadmin.api.errors import ValidationError
 from flagadmin.core.names import has_control_character, is_url_friendly
 
 
@@ -252,6 +253,21 @@ class StrictSerializer(serializers.Serializer):
         if isinstance(errors, list):
             errors = {serializers.api_settings.NON_FIELD_ERRORS_KEY: errors}
         return serializers.ReturnDict(errors, serializer=self)
+
+
+class ClosedSerializer(StrictSerializer):
+    """An object with `additionalProperties: false`: a property it does not declare is a 400."""
+
+    def validate(self, attrs: dict) -> dict:
+        extra = sorted(set(self.initial_data) - set(self.fields))
+        if extra:
+            path = f"/body/{extra[0]}"
+            raise ValidationError.for_property(
+                path,
+                "The `/body` object of the request body does not allow additional properties. "
+                f"Your request included the `{path}` property.",
+            )
+        return attrs
 
 
 class StrictDateTimeField(serializers.DateTimeField):
