@@ -25,7 +25,7 @@ from flagadmin.api.token_serializers import (
     CreateProjectApiTokenSchemaSerializer,
     UpdateApiTokenSchemaSerializer,
 )
-from flagadmin.api.views import AdminApiMixin
+from flagadmin.api.views import AdminApiMixin, created_token
 from flagadmin.core import permissions as perms
 from flagadmin.core import services
 from flagadmin.core.models import ApiToken
@@ -154,17 +154,7 @@ class ProjectApiTokensView(AdminApiMixin, APIView):
         _project_exists_or_404(projectId)
         serializer = CreateProjectApiTokenSchemaSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
-        token, plaintext = services.create_api_token(
-            actor=request.user,
-            name=data["tokenName"],
-            token_type=data["type"],
-            projects=[projectId],
-            environment=data["environment"],
-            expires_at=data.get("expiresAt"),
-        )
-        body = serialize(token, CreatedApiTokenSchemaSerializer, secret=plaintext)
-        return Response(body, status=status.HTTP_201_CREATED)
+        return created_token(request, serializer.validated_data, [projectId])
 
 
 class ProjectApiTokenView(AdminApiMixin, APIView):

@@ -165,16 +165,22 @@ class ApiTokensView(AdminApiMixin, APIView):
         serializer = CreateApiTokenSchemaSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        token, plaintext = services.create_api_token(
-            actor=request.user,
-            name=data["tokenName"],
-            token_type=data["type"],
-            projects=data["projects"],
-            environment=data["environment"],
-            expires_at=data.get("expiresAt"),
-        )
-        body = serialize(token, CreatedApiTokenSchemaSerializer, secret=plaintext)
-        return Response(body, status=status.HTTP_201_CREATED)
+        return created_token(request, data, data["projects"])
+
+
+def created_token(request: Request, data: dict, projects: list[str]) -> Response:
+    """The 201 of a token for `projects` created from a create body's `data` (createApiToken's
+    or a project's): the token with its secret, shown this once."""
+    token, plaintext = services.create_api_token(
+        actor=request.user,
+        name=data["tokenName"],
+        token_type=data["type"],
+        projects=projects,
+        environment=data["environment"],
+        expires_at=data.get("expiresAt"),
+    )
+    body = serialize(token, CreatedApiTokenSchemaSerializer, secret=plaintext)
+    return Response(body, status=status.HTTP_201_CREATED)
 
 
 class ServiceAccountsView(AdminApiMixin, APIView):
