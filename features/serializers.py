@@ -141,10 +141,18 @@ class StrategyVariantSchemaSerializer(serializers.Serializer):
     payload = PayloadSchemaSerializer(required=False)
 
 
+class StoredNumberField(serializers.FloatField):
+    """A number written as stored: a weight of 500 stays `500`, as Unleash writes it, where
+    DRF's FloatField would write `500.0`."""
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+
 @extend_schema_serializer(component_name="variantSchema")
 class VariantSchemaSerializer(serializers.Serializer):
     name = serializers.CharField()
-    weight = serializers.FloatField(min_value=0, max_value=MAX_WEIGHT)
+    weight = StoredNumberField(min_value=0, max_value=MAX_WEIGHT)
     weightType = serializers.ChoiceField(choices=WEIGHT_TYPES, required=False)
     stickiness = serializers.CharField(required=False)
     payload = PayloadSchemaSerializer(required=False)

@@ -781,3 +781,25 @@ def test_client_payload__batch__each_environment(admin_client, flag, sdk):
     assert client_flag(production.get(CLIENT_FEATURES))["variants"] == [
         variable("a", 1000, stickiness="default")
     ]
+
+
+def test_flag_body__weights_written_as_stored_integers(admin_client, flag):
+    # Unleash writes a weight as the integer it stores; DRF's FloatField wrote 1000 as 1000.0.
+    send(
+        admin_client,
+        "put",
+        BATCH,
+        {"variants": [variable("b"), fixed("a", 100)], "environments": ["development"]},
+    )
+
+    response = admin_client.get(f"{FEATURES}/{FLAG}")
+
+    assert response.status_code == 200
+    body = response.json()
+    expected = [fixed("a", 100, stickiness="default"), variable("b", 900, stickiness="default")]
+    assert body["variants"] == expected
+    (development,) = [env for env in body["environments"] if env["name"] == "development"]
+    assert development["variants"] == expected
+    assert b'"weight":100,' in response.content
+    assert b'"weight":900,' in response.content
+    assert b'"weight":100.0' not in response.content
