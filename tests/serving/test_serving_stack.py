@@ -58,11 +58,18 @@ def _stack_environment(tmp_path: Path) -> dict[str, str]:
     return environment
 
 
+def _sighup_by_default() -> None:
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
 class Stack:
     """One `python -m flagadmin.serving` process on a free port."""
 
     def __init__(self, tmp_path: Path, **popen: object) -> None:
         self.port = _free_port()
+        # As from a terminal or a supervisor, even when the tests run under nohup: the stack
+        # keeps an inherited SIG_IGN for SIGHUP, as nohup asks.
+        popen.setdefault("preexec_fn", _sighup_by_default)
         self.process = subprocess.Popen(
             [
                 sys.executable,
@@ -222,6 +229,7 @@ def start_stack(tmp_path) -> Iterator:
 
 
 def _ignore_sigint() -> None:
+    _sighup_by_default()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
