@@ -69,7 +69,14 @@ class Stack:
         self.port = _free_port()
         # As from a terminal or a supervisor, even when the tests run under nohup: the stack
         # keeps an inherited SIG_IGN for SIGHUP, as nohup asks.
-        popen.setdefault("preexec_fn", _sighup_by_default)
+        then = popen.get("preexec_fn")
+
+        def preexec() -> None:
+            _sighup_by_default()
+            if then is not None:
+                then()
+
+        popen["preexec_fn"] = preexec
         self.process = subprocess.Popen(
             [
                 sys.executable,
@@ -229,7 +236,6 @@ def start_stack(tmp_path) -> Iterator:
 
 
 def _ignore_sigint() -> None:
-    _sighup_by_default()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
